@@ -1,0 +1,95 @@
+// Package argv renders a resolved policy as a bubblewrap command line.
+//
+// Render is a pure function: the same policy gives the same argv, byte for
+// byte, so golden files can pin it. The order of the operations is the
+// order bwrap applies them, and later mounts cover earlier ones:
+//
+//  1. namespaces and privileges (a user namespace with every capability
+//     dropped, even for root; a pid namespace; no nested user namespaces
+//     unless the policy allows them);
+//  2. the base view: the whole file system read-only, or (when the policy
+//     does not read everything) only the granted paths on an empty root;
+//  3. fresh /dev and /proc;
+//  4. every grant, pin and protected path, parents before children;
+//  5. masks, after everything they must cover;
+//  6. the working directory and the command.
+//
+// It targets bubblewrap 0.8.0: no --argv0, no --bind-fd, no overlays.
+package argv
+
+import (
+	"grok-sandbox/launcher/policy"
+)
+
+// Options are the Linux facts the policy does not carry.
+type Options struct {
+	Bwrap string // path of the bwrap binary: argv[0]
+	// MaskFile and MaskDir are an empty file and an empty directory, both
+	// mode 0000, bound read-only over every denied file and directory: with
+	// all capabilities dropped nobody, root included, can open, list, enter,
+	// chmod, write, remove or rename them.
+	MaskFile string
+	MaskDir  string
+	// Chdir is the directory the command starts in.
+	Chdir string
+}
+
+// Render returns the full argv, bwrap first, command last. It splits at the
+// "--" that separates bwrap's options from the command: Options are the
+// arguments before it.
+func Render(p *policy.Policy, o Options, command []string) []string {
+	out := []string{o.Bwrap}
+	out = append(out, Sandbox(p, o)...)
+	out = append(out, "--")
+	return append(out, command...)
+}
+
+// Sandbox returns bwrap's options for the policy, without argv[0] and the
+// command.
+func Sandbox(p *policy.Policy, o Options) []string {
+	var a []string
+	add := func(args ...string) { a = append(a, args...) }
+
+	add("--unshare-user", "--unshare-pid", "--unshare-ipc")
+	if p.Network.Isolate || p.Network.RestrictChildren {
+		add("--unshare-net")
+	}
+	add("--die-with-parent", "--cap-drop", "ALL")
+	if !p.NestedUserNS {
+		add("--disable-userns")
+	}
+
+	if p.ReadAll {
+		add("--ro-bind", "/", "/")
+	}
+	add("--dev", "/dev", "--proc", "/proc")
+	for _, l := range p.Links {
+		add("--symlink", l.Target, l.Path)
+	}
+	for _, l := range p.Layers() {
+		if l.Path == "/" && p.ReadAll && l.Access == policy.Read {
+			continue
+		}
+		if l.Access == policy.Write {
+			add("--bind", l.Path, l.Path)
+		} else {
+			add("--ro-bind", l.Path, l.Path)
+		}
+	}
+	for _, m := range p.Masks {
+		src := o.MaskFile
+		if m.Dir {
+			src = o.MaskDir
+		}
+		add("--ro-bind", src, m.Path)
+	}
+	if !p.ReadAll {
+		// The empty root bwrap starts from is a tmpfs; make it read-only
+		// so nothing can be created outside the grants.
+		add("--remount-ro", "/")
+	}
+	if o.Chdir != "" {
+		add("--chdir", o.Chdir)
+	}
+	return a
+}

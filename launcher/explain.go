@@ -1,0 +1,297 @@
+package launcher
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/policy"
+)
+
+func checkTarget(t string) error {
+	if t != "linux" && t != "darwin" {
+		return refuse("--target %q: use linux or darwin", t)
+	}
+	return nil
+}
+
+// Print writes what run would exec, one argument per line (or as JSON),
+// without running anything.
+func Print(inv Invocation, asJSON bool, w io.Writer) error {
+	if err := checkTarget(inv.Target); err != nil {
+		return err
+	}
+	if len(inv.Command) == 0 {
+		return refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
+	}
+	plan, err := Prepare(inv)
+	if err != nil {
+		return err
+	}
+	warn(inv.Stderr, plan)
+	if err := plan.Render(inv.Command, false); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(w, map[string]any{
+			"profile":     plan.Policy.Profile,
+			"backend":     plan.Backend,
+			"target":      plan.Policy.Target,
+			"argv":        plan.Argv,
+			"environment": envNames(plan.Environ),
+			"warnings":    nonNil(plan.Policy.Warnings),
+		})
+	}
+	for _, a := range plan.Argv {
+		fmt.Fprintln(w, a)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// envNames groups the environment decisions by action: names only, never
+// values.
+func envNames(r envpolicy.Result) map[string][]string {
+	out := map[string][]string{}
+	for _, d := range r.Decisions {
+		out[d.Action] = append(out[d.Action], d.Name)
+	}
+	return out
+}
+
+// Explain writes the resolved capability set for people.
+func Explain(inv Invocation, asJSON bool, w io.Writer) error {
+	if err := checkTarget(inv.Target); err != nil {
+		return err
+	}
+	plan, err := Prepare(inv)
+	if err != nil {
+		return err
+	}
+	p := plan.Policy
+	if asJSON {
+		return writeJSON(w, map[string]any{
+			"profile":     p.Profile,
+			"chosen_by":   plan.Selection.By,
+			"backend":     plan.Backend,
+			"policy":      p,
+			"network":     networkWords(p),
+			"environment": plan.Environ.Decisions,
+		})
+	}
+	fmt.Fprintf(w, "profile:   %s (%s)\n", p.Profile, describeSource(p))
+	fmt.Fprintf(w, "chosen by: %s\n", plan.Selection.By)
+	fmt.Fprintf(w, "target:    %s\n", p.Target)
+	fmt.Fprintf(w, "backend:   %s\n", plan.Backend)
+	fmt.Fprintf(w, "workspace: %s\n", p.Workspace)
+	if !p.Enforce {
+		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
+		explainWarnings(w, p)
+		return nil
+	}
+	fmt.Fprintln(w)
+	if p.ReadAll {
+		fmt.Fprintln(w, "read:  the whole file system, except what is denied below")
+	} else {
+		fmt.Fprintln(w, "read:  only the paths listed below; everything else is hidden")
+	}
+	fmt.Fprintln(w, "write: only the read-write paths below")
+	fmt.Fprintln(w, "\npaths (most specific wins):")
+	for _, g := range p.Grants {
+		acc := p.AccessAt(g.Path)
+		note := ""
+		if acc != g.Access {
+			note = fmt.Sprintf(" [asked %s; %s wins]", g.Access, acc)
+		}
+		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, g.Path, g.Why, g.Source, note)
+	}
+	for _, l := range p.Links {
+		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", l.Path, l.Target)
+	}
+	if len(p.Deny) > 0 {
+		fmt.Fprintln(w, "\ndenied (no read, no write, no rename):")
+		for _, d := range p.Deny {
+			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, d.Prefix)
+		}
+		for _, m := range p.Masks {
+			fmt.Fprintf(w, "  masked  %s  (%s)\n", m.Path, m.Entry)
+		}
+		for _, s := range p.Skipped {
+			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", s.Path, s.Entry, s.Reason)
+		}
+		if p.Target == "linux" {
+			fmt.Fprintln(w, "  on Linux globs are expanded at launch: files created later are not covered")
+		}
+	}
+	if len(p.Protected) > 0 {
+		fmt.Fprintln(w, "\nhook-protected (readable, never writable):")
+		for _, q := range p.Protected {
+			fmt.Fprintf(w, "  %s\n", q)
+		}
+		fmt.Fprintln(w, "pinned (cannot be renamed, so protected paths cannot be moved away):")
+		for _, d := range p.Pinned {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+	} else {
+		fmt.Fprintln(w, "\nhook protection: none")
+	}
+	n := networkWords(p)
+	fmt.Fprintf(w, "\nnetwork:\n  the wrapped command: %s\n  its children:        %s\n", n["command"], n["children"])
+	if p.NestedUserNS {
+		fmt.Fprintln(w, "nested user namespaces: allowed")
+	} else {
+		fmt.Fprintln(w, "nested user namespaces: disabled (mounts cannot be rearranged from inside)")
+	}
+	explainEnv(w, plan.Environ)
+	explainWarnings(w, p)
+	return nil
+}
+
+func describeSource(p *policy.Policy) string {
+	if p.Source == "built-in" {
+		return "built-in"
+	}
+	return fmt.Sprintf("custom, extends %s, defined in %s", p.Base, p.Source)
+}
+
+// networkWords states the network rule for the wrapped command and for the
+// processes it starts.
+func networkWords(p *policy.Policy) map[string]string {
+	switch {
+	case !p.Enforce:
+		return map[string]string{"command": "unrestricted", "children": "unrestricted"}
+	case p.Network.Isolate:
+		return map[string]string{"command": "none (a private network namespace with only loopback)", "children": "none"}
+	case p.Network.RestrictChildren && p.Target == "darwin":
+		return map[string]string{"command": "unrestricted", "children": "unrestricted (restrict_network is a no-op on macOS)"}
+	case p.Network.RestrictChildren:
+		return map[string]string{"command": "none for now: restrict_network cuts the whole sandbox's network until child-only blocking lands", "children": "none"}
+	}
+	return map[string]string{"command": "unrestricted", "children": "unrestricted"}
+}
+
+func explainEnv(w io.Writer, r envpolicy.Result) {
+	names := envNames(r)
+	fmt.Fprintln(w, "\nenvironment (names only):")
+	for _, action := range []string{envpolicy.ActionDropped, envpolicy.ActionSet, envpolicy.ActionForced} {
+		if len(names[action]) > 0 {
+			fmt.Fprintf(w, "  %-8s %s\n", action, strings.Join(names[action], " "))
+		}
+	}
+	fmt.Fprintf(w, "  %-8s %d variables\n", "kept", len(names[envpolicy.ActionKept]))
+}
+
+func explainWarnings(w io.Writer, p *policy.Policy) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nwarnings:")
+	for _, msg := range p.Warnings {
+		fmt.Fprintf(w, "  %s\n", msg)
+	}
+}
+
+// Profiles lists every profile: name, where it is defined, what it extends.
+func Profiles(inv Invocation, w io.Writer) error {
+	env, err := LocateEnv(inv.Request)
+	if err != nil {
+		return err
+	}
+	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	if err != nil {
+		return err
+	}
+	for _, b := range Builtins {
+		alias := ""
+		if b == Off {
+			alias = " (alias: none)"
+		}
+		fmt.Fprintf(w, "%-12s built-in%s\n", b, alias)
+	}
+	names := make([]string, 0, len(cfg.Profiles))
+	for n := range cfg.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := cfg.Profiles[n]
+		ext := c.Extends
+		if ext == "" {
+			ext = Workspace
+		}
+		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", n, c.File, c.Line, ext)
+	}
+	for _, s := range cfg.Shadowed {
+		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", s.Name, s.File, s.Line)
+	}
+	return nil
+}
+
+// Check validates every config file and every custom profile in them.
+func Check(inv Invocation, w io.Writer) error {
+	env, err := LocateEnv(inv.Request)
+	if err != nil {
+		return err
+	}
+	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(cfg.Profiles))
+	for n := range cfg.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var warnings []string
+	for _, n := range names {
+		req := inv.Request
+		req.Target = "linux"
+		p, err := Resolve(req, env, cfg, Selection{Name: n, By: "check"})
+		if err != nil {
+			return err
+		}
+		warnings = append(warnings, p.Warnings...)
+	}
+	if cfg.Default != "" {
+		if _, err := Resolve(inv.Request, env, cfg, Selection{Name: cfg.Default, By: "check"}); err != nil {
+			return err
+		}
+	}
+	for _, msg := range dedupe(warnings) {
+		fmt.Fprintln(w, "warning: "+msg)
+	}
+	for _, f := range cfg.Files {
+		fmt.Fprintf(w, "ok: %s\n", f)
+	}
+	if len(cfg.Files) == 0 {
+		fmt.Fprintln(w, "ok: no config files")
+	}
+	return nil
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,356 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"grok-sandbox/argv"
+	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/policy"
+)
+
+// Exit statuses of grok-sandbox itself (SPEC §1); a command that runs passes
+// its own status through exec.
+const (
+	ExitRefused       = 125
+	ExitNotExecutable = 126
+	ExitNotFound      = 127
+)
+
+// ExitError carries the status grok-sandbox exits with and its one line.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Code is the exit status for err: 125 unless err says otherwise.
+func Code(err error) int {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitRefused
+}
+
+// Invocation is one run, print or explain.
+type Invocation struct {
+	Request
+	Command []string
+	Verbose bool
+	Stderr  io.Writer
+}
+
+// Plan is everything decided before exec: nothing below it reads config.
+type Plan struct {
+	Selection Selection
+	Config    *Config
+	Env       Env
+	Policy    *policy.Policy
+	Environ   envpolicy.Result
+	Backend   string // "bwrap", "none" (off), "seatbelt"
+	Argv      []string
+	// Exec is the program exec'd: bwrap, sandbox-exec, or the command
+	// itself for off.
+	Exec string
+}
+
+// Backends.
+const (
+	BackendNone     = "none"
+	BackendBwrap    = "bwrap"
+	BackendSeatbelt = "seatbelt"
+)
+
+// Prepare resolves inv into a plan without touching the sandbox.
+func Prepare(inv Invocation) (*Plan, error) {
+	env, err := LocateEnv(inv.Request)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	sel := Select(inv.Request, cfg)
+	pol, err := Resolve(inv.Request, env, cfg, sel)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Selection: sel, Config: cfg, Env: env, Policy: pol}
+	plan.Backend = chooseBackend(pol)
+	forced := map[string]string{
+		"GROK_SANDBOX_PROFILE": pol.Profile,
+		"GROK_SANDBOX_BACKEND": plan.Backend,
+	}
+	if !pol.Enforce {
+		forced = nil
+	}
+	plan.Environ = envpolicy.Apply(inv.Environ, cfg.Env, pol.Target, forced)
+	return plan, nil
+}
+
+func chooseBackend(p *policy.Policy) string {
+	switch {
+	case !p.Enforce:
+		return BackendNone
+	case p.Target == "darwin":
+		return BackendSeatbelt
+	}
+	return BackendBwrap
+}
+
+// Render fills in the argv for the plan's backend. For the host target it
+// prepares what the argv refers to (mask sources) when prepare is true.
+func (plan *Plan) Render(command []string, prepare bool) error {
+	p := plan.Policy
+	switch plan.Backend {
+	case BackendNone:
+		plan.Argv = append([]string(nil), command...)
+		return nil
+	case BackendBwrap:
+		opts := argv.Options{
+			Bwrap:    "bwrap",
+			MaskFile: filepath.Join(plan.Env.GrokHome, maskDirName, "file"),
+			MaskDir:  filepath.Join(plan.Env.GrokHome, maskDirName, "dir"),
+			Chdir:    plan.Env.Cwd,
+		}
+		if !p.Exposed(opts.Chdir) {
+			opts.Chdir = p.Workspace
+		}
+		if prepare {
+			path, err := exec.LookPath("bwrap")
+			if err != nil {
+				return refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap) or choose --profile off")
+			}
+			opts.Bwrap = path
+			if len(p.Masks) > 0 {
+				if err := prepareMasks(plan.Env.GrokHome); err != nil {
+					return err
+				}
+			}
+		}
+		plan.Argv = argv.Render(p, opts, command)
+		return nil
+	}
+	return refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
+}
+
+const maskDirName = ".sandbox-masks"
+
+// prepareMasks makes sure the mask sources exist with mode 0000 and are what
+// they claim to be; they are re-checked on every launch because the user
+// (outside any sandbox) could have changed them.
+func prepareMasks(grokHome string) error {
+	root := filepath.Join(grokHome, maskDirName)
+	if err := os.Mkdir(root, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return refuse("cannot create %s: %v", root, err)
+	}
+	if err := ensureReal(root, true); err != nil {
+		return err
+	}
+	for _, m := range []struct {
+		name string
+		dir  bool
+	}{{"file", false}, {"dir", true}} {
+		path := filepath.Join(root, m.name)
+		if err := ensureReal(path, m.dir); err != nil {
+			return err
+		}
+		if m.dir {
+			if ents, err := os.ReadDir(path); err == nil && len(ents) > 0 {
+				return refuse("mask directory %s is not empty; remove its contents", path)
+			}
+		} else if fi, err := os.Lstat(path); err == nil && fi.Size() != 0 {
+			if err := os.Truncate(path, 0); err != nil {
+				return refuse("mask file %s: %v", path, err)
+			}
+		}
+		if err := os.Chmod(path, 0); err != nil {
+			return refuse("cannot make %s unreadable: %v", path, err)
+		}
+	}
+	return nil
+}
+
+// lookCommand finds the command the way the sandbox will (with the final
+// environment's PATH), to exit 127 or 126 as a shell would before anything
+// starts.
+func lookCommand(command []string, environ []string) error {
+	name := command[0]
+	path := name
+	if !strings.Contains(name, "/") {
+		var found bool
+		var denied error
+		for _, dir := range filepath.SplitList(getenv(environ, "PATH")) {
+			if dir == "" {
+				dir = "."
+			}
+			cand := filepath.Join(dir, name)
+			fi, err := os.Stat(cand)
+			if err != nil || fi.IsDir() {
+				continue
+			}
+			if fi.Mode()&0o111 == 0 {
+				denied = fmt.Errorf("%s: permission denied", cand)
+				continue
+			}
+			found = true
+			break
+		}
+		if !found {
+			if denied != nil {
+				return &ExitError{Code: ExitNotExecutable, Err: denied}
+			}
+			return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+		}
+		return nil
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: no such file", path)}
+	case err != nil:
+		return &ExitError{Code: ExitNotExecutable, Err: err}
+	case fi.IsDir():
+		return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("%s: is a directory", path)}
+	case fi.Mode()&0o111 == 0:
+		return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("%s: permission denied", path)}
+	}
+	return nil
+}
+
+// Run prepares the sandbox and replaces this process with it. It returns
+// only on failure.
+func Run(inv Invocation) error {
+	if len(inv.Command) == 0 {
+		return refuse("no command given; usage: grok-sandbox run [--profile NAME] -- COMMAND [ARG...]")
+	}
+	plan, err := Prepare(inv)
+	if err != nil {
+		logRefusal(inv, err)
+		return err
+	}
+	warn(inv.Stderr, plan)
+	if plan.Selection.By == "default" {
+		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+plan.Config.GeneralFile+")")
+	}
+	if err := lookCommand(inv.Command, plan.Environ.Env); err != nil {
+		plan.log(refusedEvent(err))
+		return err
+	}
+	if err := plan.Render(inv.Command, true); err != nil {
+		plan.log(refusedEvent(err))
+		return err
+	}
+	ev := plan.appliedEvent(inv.Command)
+	plan.log(ev)
+	if inv.Verbose {
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", plan.Policy.Profile, plan.Policy.Source, plan.Backend)
+	}
+	return plan.exec()
+}
+
+func (plan *Plan) exec() error {
+	prog := plan.Argv[0]
+	if plan.Backend == BackendNone {
+		path, err := lookPathIn(prog, getenv(plan.Environ.Env, "PATH"))
+		if err != nil {
+			return &ExitError{Code: ExitNotFound, Err: err}
+		}
+		prog = path
+	} else {
+		prog = plan.Argv[0]
+	}
+	err := syscall.Exec(prog, plan.Argv, plan.Environ.Env)
+	if errors.Is(err, syscall.ENOENT) {
+		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", prog, err)}
+	}
+	return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("cannot execute %s: %v", prog, err)}
+}
+
+func lookPathIn(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := filepath.Join(dir, name)
+		if fi, err := os.Stat(cand); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found", name)
+}
+
+func warn(w io.Writer, plan *Plan) {
+	for _, msg := range plan.Policy.Warnings {
+		fmt.Fprintln(w, "grok-sandbox: warning: "+msg)
+	}
+}
+
+func (plan *Plan) appliedEvent(command []string) Event {
+	p := plan.Policy
+	ev := Event{
+		Time:      time.Now().UTC().Format(time.RFC3339Nano),
+		Event:     "applied",
+		Profile:   p.Profile,
+		Source:    p.Source,
+		Backend:   plan.Backend,
+		Workspace: p.Workspace,
+		Command:   commandName(command),
+	}
+	if !p.Enforce {
+		ev.Event = "disabled"
+		ev.Message = "Sandbox disabled."
+	}
+	return ev
+}
+
+func refusedEvent(err error) Event {
+	return Event{Time: time.Now().UTC().Format(time.RFC3339Nano), Event: "refused", Message: err.Error()}
+}
+
+func (plan *Plan) log(ev Event) {
+	if ev.Profile == "" {
+		ev.Profile = plan.Policy.Profile
+		ev.Source = plan.Policy.Source
+		ev.Workspace = plan.Policy.Workspace
+	}
+	_ = AppendEvent(plan.Env.GrokHome, ev)
+}
+
+// logRefusal records a refusal that happened before a plan existed, when
+// GROK_HOME can still be found.
+func logRefusal(inv Invocation, err error) {
+	env, lerr := LocateEnv(inv.Request)
+	if lerr != nil {
+		return
+	}
+	ev := refusedEvent(err)
+	ev.Profile = inv.Profile
+	ev.Workspace = env.Workspace
+	ev.Command = commandName(inv.Command)
+	_ = AppendEvent(env.GrokHome, ev)
+}
+
+// commandName is what the event log records of the command: its name only,
+// since arguments can carry secrets.
+func commandName(command []string) string {
+	if len(command) == 0 {
+		return ""
+	}
+	return command[0]
+}

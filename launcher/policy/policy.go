@@ -1,0 +1,254 @@
+// Package policy defines the resolved sandbox policy: a plain value that says,
+// with absolute canonical paths, what a sandboxed command may read and write,
+// what is denied to it, which paths are hook-protected and what network it has.
+//
+// A Policy is built once by the launcher's resolver and rendered many ways (a
+// bwrap argv, Seatbelt text, Landlock rules). It holds no platform mechanism:
+// a renderer that needs a fact the policy lacks gets it added here, so that
+// every backend enforces the same thing.
+package policy
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Access is what a grant allows on a path and everything below it.
+type Access uint8
+
+const (
+	// None: not exposed at all (only meaningful when ReadAll is false).
+	None Access = iota
+	// Read: readable, not writable, not deletable.
+	Read
+	// Write: readable and writable.
+	Write
+)
+
+func (a Access) String() string {
+	switch a {
+	case Read:
+		return "read-only"
+	case Write:
+		return "read-write"
+	}
+	return "hidden"
+}
+
+// Grant exposes Path (and everything below it, unless a deeper grant says
+// otherwise) with the given access.
+type Grant struct {
+	Path   string
+	Access Access
+	// Why is the grant there ("workspace", "system path", "read_only entry", ...)
+	// and Source where it came from ("built-in strict", "/home/u/.grok/sandbox.toml").
+	Why    string
+	Source string
+}
+
+// Link is a symbolic link that the sandbox's view of the file system must
+// contain although its directory is not exposed (merged-/usr links such as
+// /bin -> usr/bin under strict).
+type Link struct {
+	Path   string
+	Target string
+}
+
+// DenyRule is one deny entry as the user wrote it, anchored: Prefix is the
+// literal absolute directory it starts at and Rest the glob below it ("" for
+// an exact path). Renderers that can match at run time (Seatbelt) use the rule;
+// renderers that cannot (bwrap) use Masks, its expansion at launch.
+type DenyRule struct {
+	Entry  string
+	Prefix string
+	Rest   string
+	Source string
+}
+
+// Mask is one existing path that a deny rule matched at launch. Masks win over
+// every grant: the path is neither readable nor writable.
+type Mask struct {
+	Path  string
+	Dir   bool
+	Entry string
+}
+
+// Skipped is a deny match with nothing to mask: it does not exist, or the
+// profile does not expose it at all.
+type Skipped struct {
+	Path   string
+	Entry  string
+	Reason string
+}
+
+// Network says who in the sandbox may use the network.
+type Network struct {
+	// RestrictChildren: processes started by the wrapped command get no
+	// network; the wrapped command itself keeps it.
+	RestrictChildren bool
+	// Isolate: nobody in the sandbox has network, the wrapped command included.
+	Isolate bool
+}
+
+// Policy is the resolved capability set of one run.
+type Policy struct {
+	Profile string // the name asked for
+	Base    string // the built-in profile it is (or extends)
+	Source  string // where the profile is defined: "built-in" or a file path
+	Target  string // "linux" or "darwin"
+	// Enforce is false only for off: the command runs with no sandbox at all.
+	Enforce bool
+
+	Workspace string
+	Home      string
+	GrokHome  string
+
+	// ReadAll: the whole file system is readable except where a deny rule
+	// says otherwise. When false, only Grants are visible.
+	ReadAll bool
+	Grants  []Grant
+	Links   []Link
+
+	Deny    []DenyRule
+	Masks   []Mask
+	Skipped []Skipped
+
+	// Protected paths stay readable but are write-denied whatever grants
+	// them (global hook protection). Pinned directories, their existing
+	// parents, cannot be renamed, so a protected path cannot be moved away.
+	Protected []string
+	Pinned    []string
+
+	Network Network
+	// NestedUserNS: processes may create user namespaces (and with them
+	// rearrange mounts). Only devbox allows it.
+	NestedUserNS bool
+
+	// Warnings collected while resolving, shown by run and explain.
+	Warnings []string
+}
+
+// Within reports whether path is dir or below it.
+func Within(path, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
+}
+
+// AccessAt is the access the policy gives to path before masks: the most
+// specific grant covering it wins, read-only wins over read-write for the
+// same path, and hook protection turns any write into read.
+func (p *Policy) AccessAt(path string) Access {
+	acc, depth := None, -1
+	if p.ReadAll {
+		acc = Read
+	}
+	for _, g := range p.Grants {
+		if !Within(path, g.Path) {
+			continue
+		}
+		d := Depth(g.Path)
+		switch {
+		case d > depth:
+			acc, depth = g.Access, d
+		case d == depth && g.Access < acc:
+			acc = g.Access
+		}
+	}
+	if acc == Write && p.IsProtected(path) {
+		acc = Read
+	}
+	return acc
+}
+
+// IsProtected reports whether path is a hook-protected path or below one.
+func (p *Policy) IsProtected(path string) bool {
+	for _, q := range p.Protected {
+		if Within(path, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// Depth is the number of components of a clean absolute path ("/" is 0).
+func Depth(path string) int {
+	if path == "/" {
+		return 0
+	}
+	return strings.Count(path, "/")
+}
+
+// Layer is one place where the sandbox view changes access.
+type Layer struct {
+	Path   string
+	Access Access
+}
+
+// Layers lists every grant and protected path, and every pinned directory
+// that could otherwise be renamed, with the access it ends up with, parents
+// before children. Applying them in this order, each covering what came
+// before below it, gives the policy's view; masks go after all of them.
+//
+// Renaming a directory needs write access to its parent, so a pinned
+// directory whose parent is not writable is already fixed in place and is
+// left out.
+func (p *Policy) Layers() []Layer {
+	seen := map[string]bool{}
+	var paths []string
+	add := func(path string) {
+		if !seen[path] {
+			seen[path] = true
+			paths = append(paths, path)
+		}
+	}
+	for _, g := range p.Grants {
+		add(g.Path)
+	}
+	for _, q := range p.Protected {
+		add(q)
+	}
+	for _, d := range p.Pinned {
+		if d != "/" && p.AccessAt(filepath.Dir(d)) == Write {
+			add(d)
+		}
+	}
+	SortPaths(paths)
+	var out []Layer
+	for _, path := range paths {
+		if acc := p.AccessAt(path); acc != None {
+			out = append(out, Layer{Path: path, Access: acc})
+		}
+	}
+	return out
+}
+
+// SortPaths orders paths parents first, then by name, so that a mount of a
+// directory never covers one made earlier below it.
+func SortPaths(paths []string) {
+	sort.Slice(paths, func(i, j int) bool {
+		di, dj := Depth(paths[i]), Depth(paths[j])
+		if di != dj {
+			return di < dj
+		}
+		return paths[i] < paths[j]
+	})
+}
+
+// Exposed reports whether path is visible at all under the policy.
+func (p *Policy) Exposed(path string) bool {
+	return p.AccessAt(filepath.Clean(path)) != None
+}
+
+// SortGrants orders grants parents first, then by path.
+func SortGrants(gs []Grant) {
+	sort.SliceStable(gs, func(i, j int) bool {
+		di, dj := Depth(gs[i].Path), Depth(gs[j].Path)
+		if di != dj {
+			return di < dj
+		}
+		return gs[i].Path < gs[j].Path
+	})
+}

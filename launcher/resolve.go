@@ -1,0 +1,443 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"grok-sandbox/globexpand"
+	"grok-sandbox/launcher/policy"
+)
+
+// Request is what one invocation asks for.
+type Request struct {
+	Profile        string // --profile/--sandbox or GROK_SANDBOX; "" when nobody chose
+	ProfileFrom    string // "--profile" or "GROK_SANDBOX"
+	Workspace      string // --workspace, or "" for the current directory
+	Target         string // "linux" or "darwin"
+	IsolateNetwork bool
+	Environ        []string
+}
+
+// RefusalError is a policy that cannot be enforced or a request that cannot
+// be served: the run is refused with exit status 125.
+type RefusalError struct{ Msg string }
+
+func (e *RefusalError) Error() string { return e.Msg }
+
+func refuse(format string, args ...any) error {
+	return &RefusalError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Selection records which profile was chosen and by whom.
+type Selection struct {
+	Name string
+	By   string // "--profile", "GROK_SANDBOX", "config.toml [sandbox] profile", or "default"
+}
+
+func getenv(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// Env is the part of the process environment the resolver depends on.
+type Env struct {
+	Home     string // canonical
+	GrokHome string // canonical
+	// grokHomeAsGiven is GROK_HOME before resolving symlinks, to refuse a
+	// symlinked GROK_HOME under hook protection.
+	grokHomeAsGiven string
+	Workspace       string // canonical
+	Cwd             string // canonical
+}
+
+// LocateEnv finds HOME, GROK_HOME (creating it, mode 0700, when missing) and
+// the workspace.
+func LocateEnv(req Request) (Env, error) {
+	var e Env
+	home := getenv(req.Environ, "HOME")
+	if home == "" {
+		return e, refuse("HOME is not set; set it to your home directory")
+	}
+	var err error
+	if e.Home, err = canonical(home); err != nil {
+		return e, refuse("home directory %s: %v", home, err)
+	}
+	gh := getenv(req.Environ, "GROK_HOME")
+	if gh == "" {
+		gh = filepath.Join(home, ".grok")
+	}
+	if !filepath.IsAbs(gh) {
+		return e, refuse("GROK_HOME=%s is not an absolute path", gh)
+	}
+	gh = filepath.Clean(gh)
+	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(gh, 0o700); err != nil {
+			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
+		}
+	}
+	e.grokHomeAsGiven = gh
+	if e.GrokHome, err = canonical(gh); err != nil {
+		return e, refuse("GROK_HOME %s: %v", gh, err)
+	}
+	if e.Cwd, err = os.Getwd(); err != nil {
+		return e, refuse("cannot find the current directory: %v", err)
+	}
+	if e.Cwd, err = canonical(e.Cwd); err != nil {
+		return e, refuse("current directory: %v", err)
+	}
+	ws := req.Workspace
+	if ws == "" {
+		ws = e.Cwd
+	}
+	if e.Workspace, err = canonical(ws); err != nil {
+		return e, refuse("workspace %s: %v", ws, err)
+	}
+	if fi, err := os.Stat(e.Workspace); err != nil || !fi.IsDir() {
+		return e, refuse("workspace %s is not a directory", ws)
+	}
+	return e, nil
+}
+
+// canonical makes path absolute and resolves every symlink in it.
+func canonical(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// Select picks the profile of a new run: the flag or GROK_SANDBOX, else
+// [sandbox] profile in config.toml, else off.
+func Select(req Request, cfg *Config) Selection {
+	switch {
+	case req.Profile != "":
+		return Selection{Name: req.Profile, By: req.ProfileFrom}
+	case cfg.Default != "":
+		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}
+	}
+	return Selection{Name: Off, By: "default"}
+}
+
+// Resolve turns the selected profile into a policy for req.Target.
+func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, error) {
+	p := &policy.Policy{
+		Profile:   sel.Name,
+		Target:    req.Target,
+		Workspace: env.Workspace,
+		Home:      env.Home,
+		GrokHome:  env.GrokHome,
+	}
+	for _, s := range cfg.Shadowed {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"%s:%d: [profiles.%s] is ignored: %q is a built-in profile name; rename the custom profile",
+			s.File, s.Line, s.Name, s.Name))
+	}
+	for _, c := range cfg.Conflicts {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"profile %q is defined differently in %s:%d and %s:%d; the global definition is used (run `grok-sandbox doctor`)",
+			c.Name, c.Global.File, c.Global.Line, c.Project.File, c.Project.Line))
+	}
+
+	var custom *CustomProfile
+	if b := canonicalBuiltin(sel.Name); b != "" {
+		p.Base, p.Source = b, "built-in"
+	} else if c, ok := cfg.Profiles[sel.Name]; ok {
+		custom = &c
+		p.Source = c.File
+		ext := c.Extends
+		if ext == "" {
+			ext = Workspace
+		}
+		switch b := canonicalBuiltin(ext); {
+		case b == Off:
+			return nil, &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".extends",
+				Msg: fmt.Sprintf("cannot extend %q: it is no sandbox; extend workspace, devbox, read-only or strict", ext)}
+		case b == "":
+			what := "not a built-in profile"
+			if _, isCustom := cfg.Profiles[ext]; isCustom {
+				what = "a custom profile, and custom profiles can only extend a built-in one"
+			}
+			return nil, &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".extends",
+				Msg: fmt.Sprintf("%q is %s; use workspace, devbox, read-only or strict", ext, what)}
+		default:
+			p.Base = b
+		}
+	} else {
+		return nil, refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
+	}
+	if p.Base == Off {
+		return p, nil
+	}
+	p.Enforce = true
+
+	t := targetFor(req.Target, req.Environ)
+	if err := baseGrants(p, t); err != nil {
+		return nil, err
+	}
+	p.Network.RestrictChildren = restrictsNetwork(p.Base)
+	p.Network.Isolate = req.IsolateNetwork
+	p.NestedUserNS = p.Base == Devbox
+	if custom != nil {
+		if custom.RestrictNetwork != nil {
+			p.Network.RestrictChildren = *custom.RestrictNetwork
+		}
+		if custom.IsolateNetwork != nil && *custom.IsolateNetwork {
+			p.Network.Isolate = true
+		}
+		addEntries(p, t, custom, "read_only", custom.ReadOnly, policy.Read)
+		addEntries(p, t, custom, "read_write", custom.ReadWrite, policy.Write)
+	}
+	if hookProtected(p.Base) {
+		if err := protectHooks(p, t, env); err != nil {
+			return nil, err
+		}
+	}
+	policy.SortGrants(p.Grants)
+	if custom != nil && len(custom.Deny) > 0 {
+		if err := resolveDeny(p, t, custom); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// addEntries turns read_only/read_write entries into grants. Entries are
+// explicit paths: a trailing /** or /* names the directory; anything still
+// glob-like, white space at either end, or a path that does not exist is
+// skipped with a warning rather than guessed at.
+func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) {
+	for _, entry := range entries {
+		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
+		if warn == "" {
+			var err error
+			if path, err = t.canonical(path); err != nil {
+				warn = "does not exist; skipped"
+			}
+		}
+		if warn != "" {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s:%d: [profiles.%s] %s entry %q %s",
+				c.File, c.Line, c.Name, key, entry, warn))
+			continue
+		}
+		p.Grants = append(p.Grants, policy.Grant{Path: path, Access: acc, Why: key + " entry", Source: c.File})
+	}
+}
+
+// normaliseGrant applies the read_only/read_write entry rules; it returns the
+// absolute (not yet canonical) path, or a warning saying why the entry is
+// skipped.
+func normaliseGrant(entry, workspace, home string) (string, string) {
+	if entry == "" {
+		return "", "is empty; skipped"
+	}
+	if strings.TrimSpace(entry) != entry {
+		return "", "has leading or trailing white space; skipped (white space is part of a path: fix the entry)"
+	}
+	e := entry
+	switch {
+	case e == "/**" || e == "/*":
+		e = "/"
+	case strings.HasSuffix(e, "/**"):
+		e = strings.TrimSuffix(e, "/**")
+	case strings.HasSuffix(e, "/*"):
+		e = strings.TrimSuffix(e, "/*")
+	}
+	if strings.ContainsAny(e, "*?[") {
+		return "", "is a pattern, not a path; skipped (list the concrete directories, or move the pattern to deny)"
+	}
+	switch {
+	case e == "~":
+		e = home
+	case strings.HasPrefix(e, "~/"):
+		e = filepath.Join(home, e[2:])
+	case !filepath.IsAbs(e):
+		e = filepath.Join(workspace, e)
+	}
+	return filepath.Clean(e), ""
+}
+
+// protectHooks sets up global hook protection: GROK_HOME/hooks/,
+// GROK_HOME/hooks-paths and every absolute target listed there become
+// read-only, and their existing parents are pinned.
+func protectHooks(p *policy.Policy, t target, env Env) error {
+	if fi, err := os.Lstat(env.grokHomeAsGiven); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return refuse("GROK_HOME %s is a symlink; hook protection needs the real directory: set GROK_HOME to %s",
+			env.grokHomeAsGiven, env.GrokHome)
+	}
+	if env.grokHomeAsGiven != env.GrokHome {
+		return refuse("GROK_HOME %s has a symlink in its path (it resolves to %s); set GROK_HOME to the real directory",
+			env.grokHomeAsGiven, env.GrokHome)
+	}
+	hooks := filepath.Join(env.GrokHome, "hooks")
+	registry := filepath.Join(env.GrokHome, "hooks-paths")
+	if err := ensureReal(hooks, true); err != nil {
+		return err
+	}
+	if err := ensureReal(registry, false); err != nil {
+		return err
+	}
+	targets, err := hookTargets(registry)
+	if err != nil {
+		return err
+	}
+	protected := append([]string{hooks, registry}, targets...)
+	pinned := map[string]bool{}
+	for _, q := range protected {
+		for dir := filepath.Dir(q); dir != "/"; dir = filepath.Dir(dir) {
+			pinned[dir] = true
+		}
+	}
+	for _, q := range protected {
+		p.Protected = append(p.Protected, t.path(q))
+	}
+	for dir := range pinned {
+		p.Pinned = append(p.Pinned, t.path(dir))
+	}
+	policy.SortPaths(p.Protected)
+	policy.SortPaths(p.Pinned)
+	return nil
+}
+
+// ensureReal creates path as an empty directory or file when it is missing,
+// and refuses anything else than that type (a symlink above all, which could
+// point the protection elsewhere).
+func ensureReal(path string, dir bool) error {
+	want := "file"
+	if dir {
+		want = "directory"
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if dir {
+			err = os.Mkdir(path, 0o700)
+		} else {
+			var f *os.File
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err == nil {
+				err = f.Close()
+			}
+		}
+		if err != nil {
+			return refuse("cannot create %s for hook protection: %v", path, err)
+		}
+		return nil
+	case err != nil:
+		return refuse("hook protection: %v", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return refuse("%s is a symlink; hook protection needs a real %s there: remove the link", path, want)
+	case fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()):
+		return refuse("%s is not a %s; hook protection needs a real %s there: move it away", path, want, want)
+	}
+	return nil
+}
+
+// hookTargets reads the hooks-paths registry: one absolute path a line.
+// Blank lines and lines starting with # are ignored, and so are relative
+// lines; a target with a symlink in any component, one that does not exist,
+// or a line with white space around the path refuses the run.
+func hookTargets(registry string) ([]string, error) {
+	data, err := os.ReadFile(registry)
+	if err != nil {
+		return nil, refuse("hook protection: %v", err)
+	}
+	var out []string
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if trimmed != line && strings.HasPrefix(trimmed, "/") {
+			return nil, refuse("%s:%d: %q has white space around the path; remove it", registry, i+1, line)
+		}
+		if !strings.HasPrefix(line, "/") {
+			continue
+		}
+		if filepath.Clean(line) != line {
+			return nil, refuse("%s:%d: %q is not a clean absolute path; write it as %s", registry, i+1, line, filepath.Clean(line))
+		}
+		if err := noSymlinkComponents(line); err != nil {
+			return nil, refuse("%s:%d: hook target %s", registry, i+1, err)
+		}
+		out = append(out, line)
+	}
+	return out, nil
+}
+
+func noSymlinkComponents(path string) error {
+	for cur := path; cur != "/"; cur = filepath.Dir(cur) {
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("does not exist (%s is missing); create it or remove the line", cur)
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("has a symlink in its path (%s); list the real path instead", cur)
+		}
+	}
+	return nil
+}
+
+// resolveDeny validates every deny entry (refusing the run on any
+// unsupported form), keeps the rules for renderers that match at run time,
+// and expands them to the existing paths that a mount-based backend masks.
+func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
+	var pats []globexpand.Pattern
+	for _, entry := range c.Deny {
+		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
+		if err != nil {
+			return &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
+		}
+		pats = append(pats, pat)
+		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: c.File})
+	}
+	if !t.host {
+		// Paths of another platform cannot be walked from here; that
+		// target's renderer matches the rules at run time.
+		return nil
+	}
+	matches, missing, err := globexpand.Expand(pats, globexpand.DefaultLimits)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	for _, m := range missing {
+		p.Skipped = append(p.Skipped, policy.Skipped{Path: m.Path(), Entry: m.Entry, Reason: "does not exist"})
+	}
+	seen := map[string]bool{}
+	for _, m := range matches {
+		path, dir := m.Path, m.Dir
+		if m.Target != "" {
+			fi, err := os.Stat(m.Target)
+			if err != nil {
+				p.Skipped = append(p.Skipped, policy.Skipped{Path: m.Path, Entry: m.Entry, Reason: "dangling symlink"})
+				continue
+			}
+			path, dir = m.Target, fi.IsDir()
+		} else if fi, err := os.Lstat(m.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			p.Skipped = append(p.Skipped, policy.Skipped{Path: m.Path, Entry: m.Entry, Reason: "dangling symlink"})
+			continue
+		}
+		if !p.Exposed(path) {
+			p.Skipped = append(p.Skipped, policy.Skipped{Path: path, Entry: m.Entry, Reason: "not exposed by the profile"})
+			continue
+		}
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		p.Masks = append(p.Masks, policy.Mask{Path: path, Dir: dir, Entry: m.Entry})
+	}
+	return nil
+}

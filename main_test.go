@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"grok-sandbox": func() { os.Exit(run(os.Args)) },
+	})
+}
+
+// unprivileged is the uid and gid the enforcement scripts run as in their
+// second pass, so that every promise is shown to hold for an ordinary user
+// as well as for root.
+const unprivileged = "65534"
+
+// TestGolden pins what users see without running a sandbox: print, explain,
+// errors and warnings.
+func TestGolden(t *testing.T) {
+	testscript.Run(t, params(t, "testdata/golden", false))
+}
+
+// TestEnforce runs the real-kernel scripts as the current user (root in CI).
+func TestEnforce(t *testing.T) {
+	testscript.Run(t, params(t, "testdata/enforce", false))
+}
+
+// TestEnforceUnprivileged runs the same scripts again as uid 65534. It needs
+// root to switch user; as an ordinary user TestEnforce already is this run.
+func TestEnforceUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("not root: TestEnforce already runs as an unprivileged user")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) is missing")
+	}
+	testscript.Run(t, params(t, "testdata/enforce", true))
+}
+
+func params(t *testing.T, dir string, asUser bool) testscript.Params {
+	realKernel := strings.HasSuffix(dir, "enforce")
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: false,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("TSROOT", filepath.Dir(env.WorkDir))
+			root := env.WorkDir
+			if realKernel {
+				// The temporary directories are writable under every
+				// profile: a home or workspace there would make "cannot
+				// write" tests pass or fail for the wrong reason.
+				var err error
+				if root, err = outsideTemp(); err != nil {
+					return err
+				}
+				env.Defer(func() { os.RemoveAll(root) })
+			}
+			env.Setenv("ROOT", root)
+			home := filepath.Join(root, "home")
+			ws := filepath.Join(root, "ws")
+			for _, d := range []string{home, ws} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					return err
+				}
+			}
+			if realKernel {
+				// Move the archive's files into the workspace.
+				if err := moveArchive(env.WorkDir, ws); err != nil {
+					return err
+				}
+			}
+			env.Setenv("HOME", home)
+			env.Setenv("GROK_HOME", "")
+			env.Setenv("GROK_SANDBOX", "")
+			env.Setenv("WS", ws)
+			env.Cd = ws
+			if asUser {
+				env.Setenv("ASUSER", unprivileged)
+				if err := handOver(env.WorkDir); err != nil {
+					return err
+				}
+				return handOver(root)
+			}
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "bwrap":
+				return bwrapWorks(), nil
+			case "asuser":
+				return asUser, nil
+			case "root":
+				return os.Geteuid() == 0 && !asUser, nil
+			}
+			return false, errors.New("unknown condition " + cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// as runs a command as the script's user: root, or uid 65534
+			// in the unprivileged pass.
+			"as": func(ts *testscript.TestScript, neg bool, args []string) {
+				runAs(ts, neg, args)
+			},
+			// sandbox is `grok-sandbox run` as the script's user.
+			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {
+				runAs(ts, neg, append([]string{"grok-sandbox", "run"}, args...))
+			},
+		},
+	}
+}
+
+func runAs(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: as COMMAND [ARG...]")
+	}
+	if u := ts.Getenv("ASUSER"); u != "" {
+		args = append([]string{"setpriv", "--reuid=" + u, "--regid=" + u, "--clear-groups", "--"}, args...)
+	}
+	err := ts.Exec(args[0], args[1:]...)
+	if err != nil {
+		ts.Logf("[%v]", err)
+		if !neg {
+			ts.Fatalf("unexpected failure")
+		}
+		return
+	}
+	if neg {
+		ts.Fatalf("unexpected success")
+	}
+}
+
+// handOver gives the unprivileged user the script's work tree, and the
+// directories above it and the test binary enough permissions to reach them.
+func handOver(work string) error {
+	for d := filepath.Dir(work); d != "/"; d = filepath.Dir(d) {
+		if strings.HasPrefix(d, os.TempDir()) && d != os.TempDir() {
+			if err := os.Chmod(d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	if bin, err := exec.LookPath("grok-sandbox"); err == nil {
+		for d := filepath.Dir(bin); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return filepath.Walk(work, func(path string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, 65534, 65534)
+	})
+}
+
+// outsideTemp makes a directory for a script's home and workspace that is
+// not below /tmp or /var/tmp.
+func outsideTemp() (string, error) {
+	base := "/var/lib/grok-sandbox-tests"
+	if os.Geteuid() != 0 {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(cache, "grok-sandbox-tests")
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(base, "script")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(dir)
+}
+
+// moveArchive moves the files a script's archive put in $WORK into the
+// workspace, so scripts name them relative to the workspace as usual.
+func moveArchive(work, ws string) error {
+	ents, err := os.ReadDir(work)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Name() == ".tmp" {
+			continue
+		}
+		if out, err := exec.Command("cp", "-a", filepath.Join(work, e.Name()), ws).CombinedOutput(); err != nil {
+			return fmt.Errorf("copying the archive: %v: %s", err, out)
+		}
+	}
+	return nil
+}
+
+var bwrapChecked, bwrapOK bool
+
+func bwrapWorks() bool {
+	if !bwrapChecked {
+		bwrapChecked = true
+		cmd := exec.Command("bwrap", "--unshare-user", "--ro-bind", "/", "/", "--", "true")
+		var out bytes.Buffer
+		cmd.Stderr = &out
+		bwrapOK = cmd.Run() == nil
+	}
+	return bwrapOK
+}
