@@ -59,17 +59,24 @@ func Sandbox(p *policy.Policy, o Options) []string {
 		add("--disable-userns")
 	}
 
-	if p.ReadAll {
+	layers := p.Layers()
+	// The root comes first, whatever grants it: a bind of / after /dev and
+	// /proc would cover them with the host's.
+	if len(layers) > 0 && layers[0].Path == "/" {
+		if layers[0].Access == policy.Write {
+			add("--bind", "/", "/")
+		} else {
+			add("--ro-bind", "/", "/")
+		}
+		layers = layers[1:]
+	} else if p.ReadAll {
 		add("--ro-bind", "/", "/")
 	}
 	add("--dev", "/dev", "--proc", "/proc")
 	for _, l := range p.Links {
 		add("--symlink", l.Target, l.Path)
 	}
-	for _, l := range p.Layers() {
-		if l.Path == "/" && p.ReadAll && l.Access == policy.Read {
-			continue
-		}
+	for _, l := range layers {
 		if l.Access == policy.Write {
 			add("--bind", l.Path, l.Path)
 		} else {

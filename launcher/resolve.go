@@ -221,6 +221,8 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 			var err error
 			if path, err = t.canonical(path); err != nil {
 				warn = "does not exist; skipped"
+			} else if policy.Within(path, "/dev") || policy.Within(path, "/proc") {
+				warn = "is inside /dev or /proc, which every sandbox gets fresh; skipped"
 			}
 		}
 		if warn != "" {

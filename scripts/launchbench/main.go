@@ -1,0 +1,78 @@
+// Command launchbench measures launch overhead: `grok-sandbox run` against
+// the identical argv given straight to bwrap (taken from `grok-sandbox
+// print`), interleaved in one run so that machine noise hits both alike.
+//
+//	go build -o /tmp/grok-sandbox . && go run ./scripts/launchbench -bin /tmp/grok-sandbox -n 200
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "grok-sandbox", "the grok-sandbox binary")
+	profile := flag.String("profile", "workspace", "the profile to launch")
+	n := flag.Int("n", 200, "launches of each kind")
+	flag.Parse()
+	cmd := []string{"/bin/true"}
+	if flag.NArg() > 0 {
+		cmd = flag.Args()
+	}
+
+	out, err := exec.Command(*bin, append([]string{"print", "--profile", *profile, "--"}, cmd...)...).Output()
+	if err != nil {
+		fail("print: %v", err)
+	}
+	direct := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	direct[0], err = exec.LookPath(direct[0])
+	if err != nil {
+		fail("%v", err)
+	}
+	viaLauncher := append([]string{*bin, "run", "--profile", *profile, "--"}, cmd...)
+
+	var tl, tb []time.Duration
+	for i := 0; i < *n; i++ {
+		// Alternate which goes first, so neither always runs warm.
+		if i%2 == 0 {
+			tl = append(tl, timeRun(viaLauncher))
+			tb = append(tb, timeRun(direct))
+		} else {
+			tb = append(tb, timeRun(direct))
+			tl = append(tl, timeRun(viaLauncher))
+		}
+	}
+	ml, mb := median(tl), median(tb)
+	fmt.Printf("profile %s, %d launches each, command %v\n", *profile, *n, cmd)
+	fmt.Printf("bwrap directly:     median %v  p90 %v\n", mb, pct(tb, 0.9))
+	fmt.Printf("grok-sandbox run:   median %v  p90 %v\n", ml, pct(tl, 0.9))
+	fmt.Printf("median ratio:       %.3f\n", float64(ml)/float64(mb))
+}
+
+func timeRun(argv []string) time.Duration {
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stdout, c.Stderr = nil, os.Stderr
+	start := time.Now()
+	if err := c.Run(); err != nil {
+		fail("%v: %v", argv, err)
+	}
+	return time.Since(start)
+}
+
+func median(d []time.Duration) time.Duration { return pct(d, 0.5) }
+
+func pct(d []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[int(float64(len(s)-1)*p)]
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "launchbench: "+format+"\n", args...)
+	os.Exit(1)
+}
