@@ -18,6 +18,8 @@
 package argv
 
 import (
+	"path/filepath"
+
 	"grok-sandbox/launcher/policy"
 )
 
@@ -89,6 +91,12 @@ func Sandbox(p *policy.Policy, o Options) []string {
 			src = o.MaskDir
 		}
 		add("--ro-bind", src, m.Path)
+	}
+	if len(p.Masks) > 0 && o.MaskFile != "" {
+		// The mask sources live in GROK_HOME, which is writable: make them
+		// read-only too, or a chmod inside would turn every mask readable.
+		root := filepath.Dir(o.MaskFile)
+		add("--ro-bind", root, root)
 	}
 	if !p.ReadAll {
 		// The empty root bwrap starts from is a tmpfs; make it read-only

@@ -41,7 +41,7 @@ type CustomProfile struct {
 	File            string
 	Line            int
 	Extends         string // "" when omitted (means workspace)
-	RestrictNetwork *bool // nil: the base profile's rule
+	RestrictNetwork *bool  // nil: the base profile's rule
 	IsolateNetwork  *bool
 	ReadOnly        []string
 	ReadWrite       []string

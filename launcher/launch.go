@@ -60,6 +60,8 @@ type Plan struct {
 	Environ   envpolicy.Result
 	Backend   string // "bwrap", "none" (off), "seatbelt"
 	Argv      []string
+	// CommandAt is the index in Argv of the "--" before the command.
+	CommandAt int
 	// Exec is the program exec'd: bwrap, sandbox-exec, or the command
 	// itself for off.
 	Exec string
@@ -141,6 +143,7 @@ func (plan *Plan) Render(command []string, prepare bool) error {
 			}
 		}
 		plan.Argv = argv.Render(p, opts, command)
+		plan.CommandAt = len(plan.Argv) - len(command) - 1
 		return nil
 	}
 	return refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
@@ -269,10 +272,15 @@ func (plan *Plan) exec() error {
 			return &ExitError{Code: ExitNotFound, Err: err}
 		}
 		prog = path
-	} else {
-		prog = plan.Argv[0]
 	}
-	err := syscall.Exec(prog, plan.Argv, plan.Environ.Env)
+	argv := plan.Argv
+	if plan.Backend == BackendBwrap {
+		var err error
+		if argv, err = viaArgsFD(argv, plan.CommandAt); err != nil {
+			return err
+		}
+	}
+	err := syscall.Exec(prog, argv, plan.Environ.Env)
 	if errors.Is(err, syscall.ENOENT) {
 		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", prog, err)}
 	}

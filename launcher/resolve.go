@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"grok-sandbox/globexpand"
@@ -441,5 +442,41 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 		seen[path] = true
 		p.Masks = append(p.Masks, policy.Mask{Path: path, Dir: dir, Entry: m.Entry})
 	}
+	// Parents first; a path inside a masked directory is hidden already,
+	// and mounting on it would fail, since the mask has nothing inside.
+	sort.SliceStable(p.Masks, func(i, j int) bool {
+		return policy.Depth(p.Masks[i].Path) < policy.Depth(p.Masks[j].Path) ||
+			policy.Depth(p.Masks[i].Path) == policy.Depth(p.Masks[j].Path) && p.Masks[i].Path < p.Masks[j].Path
+	})
+	kept := p.Masks[:0]
+	for _, m := range p.Masks {
+		covered := false
+		for _, k := range kept {
+			if k.Dir && policy.Within(m.Path, k.Path) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			kept = append(kept, m)
+		}
+	}
+	p.Masks = kept
+	// Pin the parents of every masked path, so that no directory above a
+	// secret can be renamed to carry it out of the deny set for a later
+	// launch (where an exact path would no longer match).
+	pinned := map[string]bool{}
+	for _, d := range p.Pinned {
+		pinned[d] = true
+	}
+	for _, m := range p.Masks {
+		for dir := filepath.Dir(m.Path); dir != "/"; dir = filepath.Dir(dir) {
+			if !pinned[dir] {
+				pinned[dir] = true
+				p.Pinned = append(p.Pinned, dir)
+			}
+		}
+	}
+	policy.SortPaths(p.Pinned)
 	return nil
 }

@@ -1,0 +1,51 @@
+package launcher
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxDirectArgs is how many bwrap options go on the real command line before
+// they are moved to an --args file descriptor; well below ARG_MAX, and
+// small enough that a long list never meets E2BIG.
+const maxDirectArgs = 1000
+
+// bwrapArgMax is bubblewrap's own cap on the total number of arguments it
+// parses, --args included.
+const bwrapArgMax = 9000
+
+// viaArgsFD moves bwrap's options (between argv[0] and the "--" before the
+// command) into a memory file handed over as --args FD. The command stays on
+// the real argv. The descriptor is rewound (bwrap reads from the current
+// offset to EOF) and is the only one this launch leaves without
+// close-on-exec; bwrap closes it after reading.
+func viaArgsFD(argv []string, sep int) ([]string, error) {
+	opts := argv[1:sep]
+	if len(opts) <= maxDirectArgs {
+		return argv, nil
+	}
+	if len(argv) > bwrapArgMax {
+		return nil, refuse("the sandbox needs %d bwrap arguments, more than bubblewrap's limit of %d; deny fewer paths (anchor globs deeper)", len(argv), bwrapArgMax)
+	}
+	fd, err := unix.MemfdCreate("grok-sandbox-args", 0)
+	if err != nil {
+		return nil, refuse("cannot create the --args file: %v", err)
+	}
+	data := strings.Join(opts, "\x00") + "\x00"
+	for off := 0; off < len(data); {
+		n, err := unix.Write(fd, []byte(data[off:]))
+		if err != nil {
+			unix.Close(fd)
+			return nil, refuse("cannot write the --args file: %v", err)
+		}
+		off += n
+	}
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		unix.Close(fd)
+		return nil, refuse("cannot rewind the --args file: %v", err)
+	}
+	out := []string{argv[0], "--args", strconv.Itoa(fd)}
+	return append(out, argv[sep:]...), nil
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package launcher
+
+func viaArgsFD(argv []string, sep int) ([]string, error) { return argv, nil }
