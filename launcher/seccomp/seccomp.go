@@ -1,0 +1,406 @@
+// Package seccomp builds and installs the seccomp-bpf filters used by the
+// launcher for two promises:
+//
+//   - terminal injection: ioctl(TIOCSTI) and ioctl(TIOCLINUX) fail with EPERM
+//     for every process in the sandbox;
+//   - restrict_network: the wrapped command keeps its network, but every
+//     process it starts (at any depth) cannot create IP (or any non-Unix)
+//     sockets, cannot connect any socket (so no host Unix socket, no abstract
+//     socket), cannot make datagram Unix sockets (whose sendmsg msg_name a
+//     filter cannot inspect), cannot take over the wrapped command's sockets
+//     or memory (ptrace, process_vm_*, pidfd_getfd) and cannot use io_uring.
+//
+// In NetworkNotify mode those "network" syscalls return
+// SECCOMP_RET_USER_NOTIF and a supervisor (see Supervise, linux only) lets
+// them through for the wrapped command's thread group and fails them with
+// EACCES for everyone else. In NetworkDeny mode (no supervisor) they fail
+// with EACCES for everyone.
+//
+// Not covered by the filter (a filter cannot see paths or fd provenance):
+// sockets a child inherits or receives (SCM_RIGHTS) from the wrapped
+// command, and writing the wrapped command's memory through
+// /proc/<pid>/mem, which only needs ptrace access (same uid, Yama
+// ptrace_scope 0); ptrace_scope >= 1 or a non-dumpable wrapped command
+// closes that.
+//
+// Build is portable (it only produces instructions), so the programs can be
+// inspected and run in golang.org/x/net/bpf's VM on any host, for any of the
+// supported architectures.
+//
+// Architecture handling: the program first checks seccomp_data.arch. Any
+// architecture other than the native one (for example i386 via int 0x80 on
+// x86_64) gets ERRNO(EPERM) for every syscall, and on x86_64 so does the x32
+// ABI (nr has bit 0x40000000 set): the rules are written for native syscall
+// numbers, and a compat syscall would bypass them. ERRNO rather than
+// KILL_PROCESS was chosen so that a (rare) compat caller fails visibly with
+// an error instead of dying without explanation; either way nothing
+// gets through.
+package seccomp
+
+import (
+	"fmt"
+	"runtime"
+
+	"golang.org/x/net/bpf"
+)
+
+// Network selects the network rules of the filter.
+type Network int
+
+const (
+	// NetworkNone adds no network rules.
+	NetworkNone Network = iota
+	// NetworkNotify sends the network syscalls to a user-space supervisor
+	// (SECCOMP_RET_USER_NOTIF).
+	NetworkNotify
+	// NetworkDeny fails the network syscalls with EACCES for everyone.
+	NetworkDeny
+)
+
+func (n Network) String() string {
+	switch n {
+	case NetworkNone:
+		return "none"
+	case NetworkNotify:
+		return "notify"
+	case NetworkDeny:
+		return "deny"
+	}
+	return fmt.Sprintf("Network(%d)", int(n))
+}
+
+// Rules says what the filter enforces.
+type Rules struct {
+	// BlockTerminalInjection fails ioctl(TIOCSTI) and ioctl(TIOCLINUX) with
+	// EPERM.
+	BlockTerminalInjection bool
+	// Network selects the network rules.
+	Network Network
+}
+
+// Arch is a Go architecture name ("amd64", "arm64").
+type Arch string
+
+// Supported architectures.
+const (
+	ArchAMD64 Arch = "amd64"
+	ArchARM64 Arch = "arm64"
+)
+
+// HostArch returns the architecture the binary was built for, or an error
+// when the filter has no syscall table for it.
+func HostArch() (Arch, error) {
+	a := Arch(runtime.GOARCH)
+	if _, ok := tables[a]; !ok {
+		return "", fmt.Errorf("seccomp: unsupported architecture %q", runtime.GOARCH)
+	}
+	return a, nil
+}
+
+// Filter return values (linux/seccomp.h).
+const (
+	RetKillProcess uint32 = 0x80000000
+	RetErrno       uint32 = 0x00050000
+	RetUserNotif   uint32 = 0x7fc00000
+	RetAllow       uint32 = 0x7fff0000
+	RetActionFull  uint32 = 0xffff0000
+	RetData        uint32 = 0x0000ffff
+)
+
+// Linux values, independent of the build OS (Build is portable).
+const (
+	errnoEPERM  = 1
+	errnoEACCES = 13
+
+	afUnix        = 1
+	sockTypeMask  = 0xf
+	sockStream    = 1
+	sockSeqpacket = 5
+
+	tiocsti   = 0x5412
+	tioclinux = 0x541c
+
+	auditArchX86_64  = 0xc000003e
+	auditArchAArch64 = 0xc00000b7
+
+	x32SyscallBit = 0x40000000
+)
+
+// Offsets in struct seccomp_data (little-endian hosts only: the low 32-bit
+// half of an argument is at the argument's offset).
+const (
+	offNr   = 0
+	offArch = 4
+)
+
+func offArgLow(i int) uint32  { return 16 + 8*uint32(i) }
+func offArgHigh(i int) uint32 { return 16 + 8*uint32(i) + 4 }
+
+// table is the per-architecture data the builder needs.
+type table struct {
+	auditArch uint32
+	x32Bit    bool // refuse syscalls with x32SyscallBit set
+	nr        map[string]int32
+}
+
+var tables = map[Arch]table{
+	ArchAMD64: {
+		auditArch: auditArchX86_64,
+		x32Bit:    true,
+		nr: map[string]int32{
+			"read":              0,
+			"write":             1,
+			"ioctl":             16,
+			"socket":            41,
+			"connect":           42,
+			"sendto":            44,
+			"sendmsg":           46,
+			"socketpair":        53,
+			"ptrace":            101,
+			"openat":            257,
+			"sendmmsg":          307,
+			"process_vm_readv":  310,
+			"process_vm_writev": 311,
+			"io_uring_setup":    425,
+			"io_uring_enter":    426,
+			"io_uring_register": 427,
+			"pidfd_getfd":       438,
+		},
+	},
+	ArchARM64: {
+		auditArch: auditArchAArch64,
+		nr: map[string]int32{
+			"ioctl":             29,
+			"openat":            56,
+			"read":              63,
+			"write":             64,
+			"ptrace":            117,
+			"socket":            198,
+			"socketpair":        199,
+			"connect":           203,
+			"sendto":            206,
+			"sendmsg":           211,
+			"sendmmsg":          269,
+			"process_vm_readv":  270,
+			"process_vm_writev": 271,
+			"io_uring_setup":    425,
+			"io_uring_enter":    426,
+			"io_uring_register": 427,
+			"pidfd_getfd":       438,
+		},
+	},
+}
+
+// SyscallNumber returns the number of the named syscall on arch, for the
+// syscalls this package knows about.
+func SyscallNumber(arch Arch, name string) (int32, bool) {
+	t, ok := tables[arch]
+	if !ok {
+		return 0, false
+	}
+	nr, ok := t.nr[name]
+	return nr, ok
+}
+
+// SyscallName returns the name of syscall nr on arch for event-log messages
+// ("socket", "connect", ...), or "syscall_<nr>" when this package does not
+// know it.
+func SyscallName(arch Arch, nr int32) string {
+	if t, ok := tables[arch]; ok {
+		for name, n := range t.nr {
+			if n == nr {
+				return name
+			}
+		}
+	}
+	return fmt.Sprintf("syscall_%d", nr)
+}
+
+// NetworkSyscalls lists the syscalls that Rules.Network subjects to the
+// supervisor (NetworkNotify) or refuses (NetworkDeny); socket, socketpair
+// and sendto only for some arguments (see Build).
+var NetworkSyscalls = []string{
+	"socket", "socketpair", "connect", "sendto",
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+}
+
+// IOURingSyscalls fail with EPERM whenever Rules.Network != NetworkNone.
+var IOURingSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}
+
+// Build returns the filter program for r on arch.
+//
+// The program (all loads are 32-bit words of struct seccomp_data):
+//
+//	arch != native                        -> ERRNO(EPERM)
+//	amd64: nr & 0x40000000 (x32 ABI)      -> ERRNO(EPERM)
+//	ioctl, low32(args[1]) in {TIOCSTI, TIOCLINUX} -> ERRNO(EPERM)   [BlockTerminalInjection]
+//	io_uring_setup/enter/register         -> ERRNO(EPERM)           [Network != None]
+//	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
+//	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
+//	connect                               -> NET
+//	sendto, args[4] (dest_addr) != 0      -> NET
+//	ptrace, process_vm_readv, process_vm_writev, pidfd_getfd -> NET
+//	everything else                       -> ALLOW
+//
+// where NET is USER_NOTIF (NetworkNotify) or ERRNO(EACCES) (NetworkDeny).
+//
+// AF_UNIX types other than stream and seqpacket go to NET, not only
+// SOCK_DGRAM: the kernel turns an AF_UNIX SOCK_RAW socket into a datagram
+// socket. socketpair with a domain other than AF_UNIX (AF_TIPC supports it)
+// goes to NET too.
+func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
+	t, ok := tables[arch]
+	if !ok {
+		return nil, fmt.Errorf("seccomp: unsupported architecture %q", arch)
+	}
+	var netRet uint32
+	switch r.Network {
+	case NetworkNone:
+	case NetworkNotify:
+		netRet = RetUserNotif
+	case NetworkDeny:
+		netRet = RetErrno | errnoEACCES
+	default:
+		return nil, fmt.Errorf("seccomp: unknown network mode %d", int(r.Network))
+	}
+	nr := func(name string) uint32 {
+		n, ok := t.nr[name]
+		if !ok {
+			panic("seccomp: no number for " + name + " on " + string(arch))
+		}
+		return uint32(n)
+	}
+
+	var a asm
+	a.load(offArch)
+	a.jumpIf(bpf.JumpNotEqual, t.auditArch, "eperm", "")
+	a.load(offNr)
+	if t.x32Bit {
+		a.jumpIf(bpf.JumpBitsSet, x32SyscallBit, "eperm", "")
+	}
+	if r.BlockTerminalInjection {
+		a.jumpIf(bpf.JumpEqual, nr("ioctl"), "ioctl", "")
+	}
+	if r.Network != NetworkNone {
+		for _, name := range IOURingSyscalls {
+			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
+		}
+		a.jumpIf(bpf.JumpEqual, nr("socket"), "socket", "")
+		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
+		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
+		for _, name := range []string{"connect", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
+			a.jumpIf(bpf.JumpEqual, nr(name), "net", "")
+		}
+	}
+	a.ret(RetAllow)
+
+	if r.BlockTerminalInjection {
+		a.label("ioctl")
+		// The tty layer compares the request as an unsigned int: only the
+		// low 32 bits of args[1] matter.
+		a.load(offArgLow(1))
+		a.jumpIf(bpf.JumpEqual, tiocsti, "eperm", "")
+		a.jumpIf(bpf.JumpEqual, tioclinux, "eperm", "")
+		a.ret(RetAllow)
+	}
+	if r.Network != NetworkNone {
+		a.label("socket")
+		// domain and type are C ints: the kernel uses the low 32 bits.
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpNotEqual, afUnix, "net", "")
+		a.load(offArgLow(1))
+		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+		a.jumpIf(bpf.JumpEqual, sockStream, "allow", "")
+		a.jumpIf(bpf.JumpEqual, sockSeqpacket, "allow", "")
+		a.ret(netRet)
+
+		a.label("sendto")
+		// dest_addr is a pointer: both halves must be zero.
+		a.load(offArgLow(4))
+		a.jumpIf(bpf.JumpNotEqual, 0, "net", "")
+		a.load(offArgHigh(4))
+		a.jumpIf(bpf.JumpNotEqual, 0, "net", "")
+		a.ret(RetAllow)
+
+		a.label("net")
+		a.ret(netRet)
+	}
+	a.label("allow")
+	a.ret(RetAllow)
+	a.label("eperm")
+	a.ret(RetErrno | errnoEPERM)
+
+	prog, err := a.assemble()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %s: %w", arch, err)
+	}
+	return prog, nil
+}
+
+// asm is a tiny assembler with forward labels for conditional jumps.
+type asm struct {
+	items  []asmItem
+	labels map[string]int // label -> index of the next instruction
+}
+
+type asmItem struct {
+	ins    bpf.Instruction // nil for a conditional jump
+	cond   bpf.JumpTest
+	val    uint32
+	jt, jf string // "" means the next instruction
+	isJump bool
+}
+
+func (a *asm) emit(ins bpf.Instruction) { a.items = append(a.items, asmItem{ins: ins}) }
+
+func (a *asm) load(off uint32) { a.emit(bpf.LoadAbsolute{Off: off, Size: 4}) }
+
+func (a *asm) ret(v uint32) { a.emit(bpf.RetConstant{Val: v}) }
+
+func (a *asm) jumpIf(cond bpf.JumpTest, val uint32, jt, jf string) {
+	a.items = append(a.items, asmItem{cond: cond, val: val, jt: jt, jf: jf, isJump: true})
+}
+
+func (a *asm) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
+	}
+	if _, dup := a.labels[name]; dup {
+		panic("seccomp: duplicate label " + name)
+	}
+	a.labels[name] = len(a.items)
+}
+
+func (a *asm) assemble() ([]bpf.RawInstruction, error) {
+	skip := func(from int, label string) (uint8, error) {
+		if label == "" {
+			return 0, nil
+		}
+		to, ok := a.labels[label]
+		if !ok {
+			return 0, fmt.Errorf("undefined label %q", label)
+		}
+		d := to - (from + 1)
+		if d < 0 || d > 255 {
+			return 0, fmt.Errorf("jump to %q out of range (%d)", label, d)
+		}
+		return uint8(d), nil
+	}
+	out := make([]bpf.Instruction, len(a.items))
+	for i, it := range a.items {
+		if !it.isJump {
+			out[i] = it.ins
+			continue
+		}
+		st, err := skip(i, it.jt)
+		if err != nil {
+			return nil, err
+		}
+		sf, err := skip(i, it.jf)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = bpf.JumpIf{Cond: it.cond, Val: it.val, SkipTrue: st, SkipFalse: sf}
+	}
+	return bpf.Assemble(out)
+}

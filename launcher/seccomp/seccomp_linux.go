@@ -1,0 +1,269 @@
+//go:build linux
+
+package seccomp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// Install sets PR_SET_NO_NEW_PRIVS and installs prog with
+// seccomp(SECCOMP_SET_MODE_FILTER, 0, ...) on the calling thread only (no
+// TSYNC). The caller must have locked the goroutine to its OS thread
+// (runtime.LockOSThread) and exec right after, so that the filter ends up on
+// the exec'd program and its descendants.
+func Install(prog []bpf.RawInstruction) error {
+	_, err := install(prog, 0)
+	return err
+}
+
+// InstallWithListener is Install with SECCOMP_FILTER_FLAG_NEW_LISTENER: it
+// returns the notification fd (close-on-exec) that Supervise reads. The
+// installing process normally hands the fd to its supervisor (SCM_RIGHTS)
+// and closes its own copy before exec. Until a supervisor answers, a
+// notified syscall blocks; once every copy of the fd is closed, notified
+// syscalls fail with ENOSYS.
+func InstallWithListener(prog []bpf.RawInstruction) (listener int, err error) {
+	return install(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+}
+
+func install(prog []bpf.RawInstruction, flags uintptr) (int, error) {
+	if len(prog) == 0 || len(prog) > 4096 {
+		return -1, fmt.Errorf("seccomp: program length %d out of range", len(prog))
+	}
+	filters := make([]unix.SockFilter, len(prog))
+	for i, ins := range prog {
+		filters[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return -1, fmt.Errorf("seccomp: prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	r, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(filters)
+	if errno != 0 {
+		return -1, fmt.Errorf("seccomp: seccomp(SECCOMP_SET_MODE_FILTER, %#x): %w", flags, errno)
+	}
+	if flags&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0 {
+		return int(r), nil
+	}
+	return -1, nil
+}
+
+// Notification is one notified syscall.
+type Notification struct {
+	ID uint64
+	// Pid is the *thread* id of the caller in the supervisor's pid
+	// namespace (0 if the caller is not visible there).
+	Pid  int
+	Nr   int32
+	Arch uint32
+	Args [6]uint64
+}
+
+// struct seccomp_notif (80 bytes).
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// struct seccomp_notif_resp (24 bytes).
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+const userNotifFlagContinue = 1 // SECCOMP_USER_NOTIF_FLAG_CONTINUE
+
+// The sizes are checked at compile time.
+var (
+	_ [80 - unsafe.Sizeof(seccompNotif{})]byte
+	_ [unsafe.Sizeof(seccompNotif{}) - 80]byte
+	_ [24 - unsafe.Sizeof(seccompNotifResp{})]byte
+	_ [unsafe.Sizeof(seccompNotifResp{}) - 24]byte
+)
+
+// Tgid returns the thread group id (process id) of thread tid, read from
+// /proc/<tid>/status. /proc must belong to the supervisor's pid namespace.
+// The answer is only meaningful if the notification is still valid after
+// the read (Supervise checks SECCOMP_IOCTL_NOTIF_ID_VALID after allow
+// returns): a valid notification means tid was alive, hence not recycled,
+// during the read.
+func Tgid(tid int) (int, error) {
+	if tid <= 0 {
+		return 0, fmt.Errorf("seccomp: invalid tid %d", tid)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		if v, ok := bytes.CutPrefix(line, []byte("Tgid:")); ok {
+			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
+			if err != nil {
+				return 0, fmt.Errorf("seccomp: /proc/%d/status: bad Tgid %q", tid, v)
+			}
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("seccomp: /proc/%d/status: no Tgid", tid)
+}
+
+// AllowThreadGroup returns an allow function for Supervise that allows the
+// threads of process pid (pid as seen in the supervisor's pid namespace).
+//
+// The caller must stop relying on it once pid has been reaped: a recycled
+// pid would then be allowed. The supervisor is normally pid's parent, so pid
+// cannot be recycled before the supervisor itself waits for it; stop
+// supervising (or make allow return false) before reaping.
+func AllowThreadGroup(pid int) func(tid int) bool {
+	return func(tid int) bool {
+		tgid, err := Tgid(tid)
+		return err == nil && tgid == pid
+	}
+}
+
+// Supervise answers the notifications of listener until no task uses the
+// filter any more (all filtered processes exited and were reaped), then
+// returns nil. See SuperviseUntil.
+func Supervise(listener int, allow func(tid int) bool, denied func(n Notification)) error {
+	return SuperviseUntil(listener, nil, allow, denied)
+}
+
+// SuperviseUntil answers the notifications of listener until no task uses
+// the filter any more (returns nil), stop is closed (returns nil; the
+// pending callers stay blocked until the listener is closed, then get
+// ENOSYS), or an unexpected error.
+//
+// For each notification, allow gets the calling *thread* id (see Tgid and
+// AllowThreadGroup). After allow returns, SuperviseUntil re-checks
+// SECCOMP_IOCTL_NOTIF_ID_VALID before answering, so that a tid recycled
+// while allow was reading /proc cannot be mistaken: if the notification is
+// no longer valid, the caller is gone and nothing is answered. Allowed
+// calls continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE: safe because the
+// decision depends only on who calls, never on pointer arguments); the
+// others fail with EACCES and are passed to denied (if not nil) after the
+// answer was sent. The caller keeps ownership of listener.
+func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool, denied func(n Notification)) error {
+	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+	if stop != nil {
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			return fmt.Errorf("seccomp: pipe: %w", err)
+		}
+		defer unix.Close(p[0])
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			defer unix.Close(p[1])
+			select {
+			case <-stop:
+				unix.Write(p[1], []byte{0})
+			case <-done:
+			}
+		}()
+		fds = append(fds, unix.PollFd{Fd: int32(p[0]), Events: unix.POLLIN})
+	}
+	for {
+		for i := range fds {
+			fds[i].Revents = 0
+		}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return fmt.Errorf("seccomp: poll: %w", err)
+		}
+		if len(fds) > 1 && fds[1].Revents != 0 {
+			return nil
+		}
+		rev := fds[0].Revents
+		if rev&unix.POLLNVAL != 0 {
+			return fmt.Errorf("seccomp: listener fd %d is not open", listener)
+		}
+		if rev&unix.POLLIN == 0 {
+			if rev&(unix.POLLHUP|unix.POLLERR) != 0 {
+				return nil // no task uses the filter any more
+			}
+			continue
+		}
+		// POLLIN: a notification is pending, so RECV does not block (it
+		// may fail with ENOENT if the caller went away meanwhile).
+		if err := handleOne(listener, allow, denied); err != nil {
+			return err
+		}
+	}
+}
+
+func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(p))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func handleOne(listener int, allow func(int) bool, denied func(Notification)) error {
+	var req seccompNotif // must be zeroed for NOTIF_RECV
+	for {
+		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
+		if err == nil {
+			break
+		}
+		if err == unix.EINTR {
+			req = seccompNotif{}
+			continue
+		}
+		if err == unix.ENOENT {
+			return nil // the caller was interrupted or died
+		}
+		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
+	}
+	n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
+
+	ok := n.Pid > 0 && allow != nil && allow(n.Pid)
+
+	id := n.ID
+	if err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)); err != nil {
+		if err == unix.ENOENT {
+			return nil // the caller is gone: its tid may have been recycled
+		}
+		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_ID_VALID: %w", err)
+	}
+
+	resp := seccompNotifResp{id: n.ID}
+	if ok {
+		resp.flags = userNotifFlagContinue
+	} else {
+		resp.error = -int32(unix.EACCES)
+	}
+	for {
+		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			break // ENOENT: the caller died or was interrupted meanwhile
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_SEND: %w", err)
+	}
+	if !ok && denied != nil {
+		denied(n)
+	}
+	return nil
+}

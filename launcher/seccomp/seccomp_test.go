@@ -1,0 +1,309 @@
+package seccomp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"golang.org/x/net/bpf"
+)
+
+const auditArchI386 = 0x40000003
+
+// seccompData builds the input of the filter. The kernel runs seccomp
+// programs with native 32-bit word loads; x/net/bpf's VM loads words
+// big-endian. So each 32-bit word is stored big-endian at the offset where
+// a little-endian kernel finds it: for a 64-bit argument, the low half at
+// the argument's offset and the high half 4 bytes later.
+func seccompData(arch uint32, nr int32, args ...uint64) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[0:], uint32(nr))
+	binary.BigEndian.PutUint32(b[4:], arch)
+	binary.BigEndian.PutUint32(b[8:], 0x00401000) // instruction pointer, low half
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[offArgLow(i):], uint32(a))
+		binary.BigEndian.PutUint32(b[offArgHigh(i):], uint32(a>>32))
+	}
+	return b
+}
+
+func run(t *testing.T, prog []bpf.RawInstruction, data []byte) uint32 {
+	t.Helper()
+	ins, ok := bpf.Disassemble(prog)
+	if !ok {
+		t.Fatalf("program does not disassemble completely")
+	}
+	vm, err := bpf.NewVM(ins)
+	if err != nil {
+		t.Fatalf("NewVM: %v", err)
+	}
+	v, err := vm.Run(data)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return uint32(v)
+}
+
+func retName(v uint32) string {
+	switch {
+	case v == RetAllow:
+		return "ALLOW"
+	case v == RetUserNotif:
+		return "USER_NOTIF"
+	case v == RetKillProcess:
+		return "KILL_PROCESS"
+	case v&RetActionFull == RetErrno:
+		return fmt.Sprintf("ERRNO(%d)", v&RetData)
+	}
+	return fmt.Sprintf("%#x", v)
+}
+
+var archs = []Arch{ArchAMD64, ArchARM64}
+
+func mustNr(t *testing.T, arch Arch, name string) int32 {
+	t.Helper()
+	nr, ok := SyscallNumber(arch, name)
+	if !ok {
+		t.Fatalf("no number for %s on %s", name, arch)
+	}
+	return nr
+}
+
+const (
+	afInet    = 2
+	afInet6   = 10
+	afNetlink = 16
+	afPacket  = 17
+	afTipc    = 30
+
+	sockDgram    = 2
+	sockRaw      = 3
+	sockNonblock = 0x800
+	sockCloexec  = 0x80000
+
+	tcgets     = 0x5401
+	tiocgwinsz = 0x5413
+	tiocswinsz = 0x5414
+)
+
+var (
+	eperm  = RetErrno | errnoEPERM
+	eacces = RetErrno | errnoEACCES
+)
+
+type call struct {
+	name string
+	args []uint64
+	// expected result per mode; terminal injection is on in all cases.
+	none, notify, deny uint32
+}
+
+func calls() []call {
+	allow := func(name string, args ...uint64) call {
+		return call{name, args, RetAllow, RetAllow, RetAllow}
+	}
+	netc := func(name string, args ...uint64) call {
+		return call{name, args, RetAllow, RetUserNotif, eacces}
+	}
+	permAll := func(name string, args ...uint64) call {
+		return call{name, args, eperm, eperm, eperm}
+	}
+	uring := func(name string, args ...uint64) call {
+		return call{name, args, RetAllow, eperm, eperm}
+	}
+	return []call{
+		// terminal injection
+		permAll("ioctl", 0, tiocsti),
+		permAll("ioctl", 0, tiocsti|1<<32),
+		permAll("ioctl", 3, 0xffffffff00000000|tiocsti),
+		permAll("ioctl", 0, tioclinux),
+		allow("ioctl", 0, tcgets),
+		allow("ioctl", 0, tiocswinsz),
+		allow("ioctl", 0, tiocgwinsz),
+		allow("ioctl", tiocsti, tcgets), // TIOCSTI in the wrong argument
+		// sockets
+		netc("socket", afInet, 1, 0),
+		netc("socket", afInet6, 2, 0),
+		netc("socket", afNetlink, sockRaw, 0),
+		netc("socket", afPacket, sockRaw, 0),
+		allow("socket", afUnix|1<<32, sockStream, 0), // domain is an int: the kernel ignores the high half
+		allow("socket", afUnix, sockStream|sockCloexec, 0),
+		allow("socket", afUnix, sockSeqpacket|sockNonblock|sockCloexec, 0),
+		netc("socket", afUnix, sockDgram|sockNonblock, 0),
+		netc("socket", afUnix, sockDgram, 0),
+		netc("socket", afUnix, sockRaw, 0), // AF_UNIX SOCK_RAW becomes SOCK_DGRAM
+		allow("socketpair", afUnix, sockStream, 0, 0x1000),
+		allow("socketpair", afUnix, sockSeqpacket|sockCloexec, 0, 0x1000),
+		netc("socketpair", afUnix, sockDgram|sockCloexec, 0, 0x1000),
+		netc("socketpair", afTipc, sockStream, 0, 0x1000),
+		netc("connect", 3, 0x7ffd0000, 16),
+		netc("connect", 3, 0, 0),
+		allow("sendto", 3, 0x1000, 10, 0, 0, 0),
+		netc("sendto", 3, 0x1000, 10, 0, 0x7ffd00000000, 16),
+		netc("sendto", 3, 0x1000, 10, 0, 0x00000000ffff0000, 16),
+		netc("sendto", 3, 0x1000, 10, 0, 0x7ffdffff0000, 0),
+		allow("sendmsg", 3, 0x1000, 0),
+		allow("sendmmsg", 3, 0x1000, 2, 0),
+		netc("ptrace", 16, 1, 0, 0),
+		netc("process_vm_readv", 1, 0x1000, 1, 0x2000, 1, 0),
+		netc("process_vm_writev", 1, 0x1000, 1, 0x2000, 1, 0),
+		netc("pidfd_getfd", 3, 4, 0),
+		uring("io_uring_setup", 8, 0x1000),
+		uring("io_uring_enter", 3, 1, 1, 0, 0, 0),
+		uring("io_uring_register", 3, 0, 0x1000, 1),
+		// unrelated
+		allow("read", 0, 0x1000, 10),
+		allow("write", 1, 0x1000, 10),
+		allow("openat", 0xffffff9c, 0x1000, 0, 0),
+	}
+}
+
+func TestBuildVM(t *testing.T) {
+	for _, arch := range archs {
+		auditArch := tables[arch].auditArch
+		for _, mode := range []Network{NetworkNone, NetworkNotify, NetworkDeny} {
+			prog, err := Build(Rules{BlockTerminalInjection: true, Network: mode}, arch)
+			if err != nil {
+				t.Fatalf("Build(%s, %s): %v", arch, mode, err)
+			}
+			for _, c := range calls() {
+				want := map[Network]uint32{NetworkNone: c.none, NetworkNotify: c.notify, NetworkDeny: c.deny}[mode]
+				got := run(t, prog, seccompData(auditArch, mustNr(t, arch, c.name), c.args...))
+				if got != want {
+					t.Errorf("%s/%s: %s(%#x) = %s, want %s", arch, mode, c.name, c.args, retName(got), retName(want))
+				}
+			}
+		}
+	}
+}
+
+func TestNoTerminalInjectionRule(t *testing.T) {
+	for _, arch := range archs {
+		prog, err := Build(Rules{Network: NetworkNotify}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := run(t, prog, seccompData(tables[arch].auditArch, mustNr(t, arch, "ioctl"), 0, tiocsti))
+		if got != RetAllow {
+			t.Errorf("%s: TIOCSTI without BlockTerminalInjection = %s, want ALLOW", arch, retName(got))
+		}
+	}
+}
+
+func TestWrongArch(t *testing.T) {
+	for _, arch := range archs {
+		other := map[Arch]uint32{ArchAMD64: auditArchAArch64, ArchARM64: auditArchX86_64}[arch]
+		for _, mode := range []Network{NetworkNone, NetworkNotify, NetworkDeny} {
+			for _, bti := range []bool{false, true} {
+				prog, err := Build(Rules{BlockTerminalInjection: bti, Network: mode}, arch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range []uint32{auditArchI386, other, 0} {
+					for _, nr := range []int32{0, 1, 3, 4, 5, 16, 29, 41, 54, 63, 102, 198, 359, 425, 0x40000000} {
+						if got := run(t, prog, seccompData(a, nr, 2, 1, 0)); got != eperm {
+							t.Errorf("%s/%s/bti=%v: arch %#x nr %d = %s, want ERRNO(EPERM)", arch, mode, bti, a, nr, retName(got))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestX32(t *testing.T) {
+	for _, mode := range []Network{NetworkNone, NetworkNotify, NetworkDeny} {
+		prog, err := Build(Rules{BlockTerminalInjection: true, Network: mode}, ArchAMD64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nr := range []int32{0, 1, 41, 42, 257, 512, 519} { // read, write, socket, connect, openat, x32 rt_sigaction, x32 recvmsg
+			if got := run(t, prog, seccompData(auditArchX86_64, 0x40000000|nr, 2, 1, 0)); got != eperm {
+				t.Errorf("%s: x32 nr %#x = %s, want ERRNO(EPERM)", mode, 0x40000000|nr, retName(got))
+			}
+		}
+	}
+	// On arm64 the bit has no meaning; such numbers are simply unknown
+	// syscalls (ENOSYS in the kernel), the filter allows them.
+	prog, _ := Build(Rules{Network: NetworkDeny}, ArchARM64)
+	if got := run(t, prog, seccompData(auditArchAArch64, 0x40000000|63)); got != RetAllow {
+		t.Errorf("arm64: nr 0x4000003f = %s, want ALLOW", retName(got))
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	if _, err := Build(Rules{}, "riscv64"); err == nil {
+		t.Error("Build for riscv64: no error")
+	}
+	if _, err := Build(Rules{}, ""); err == nil {
+		t.Error("Build for empty arch: no error")
+	}
+	if _, err := Build(Rules{Network: 7}, ArchAMD64); err == nil {
+		t.Error("Build with Network(7): no error")
+	}
+}
+
+// TestKernelConstraints checks what the kernel's seccomp checker
+// (seccomp_check_filter) requires: 32-bit aligned absolute loads inside
+// struct seccomp_data, only ALU/JMP/RET otherwise, forward jumps inside the
+// program, a final return, and at most BPF_MAXINSNS instructions.
+func TestKernelConstraints(t *testing.T) {
+	for _, arch := range archs {
+		for _, r := range []Rules{{}, {BlockTerminalInjection: true}, {true, NetworkNotify}, {true, NetworkDeny}, {false, NetworkDeny}} {
+			prog, err := Build(r, arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(prog) > 4096 {
+				t.Fatalf("%d instructions", len(prog))
+			}
+			ins, ok := bpf.Disassemble(prog)
+			if !ok {
+				t.Fatalf("%s %+v: does not disassemble", arch, r)
+			}
+			for i, in := range ins {
+				switch in := in.(type) {
+				case bpf.LoadAbsolute:
+					if in.Size != 4 || in.Off%4 != 0 || in.Off+4 > 64 {
+						t.Errorf("%s %+v: #%d bad load %v", arch, r, i, in)
+					}
+				case bpf.JumpIf:
+					if i+1+int(in.SkipTrue) >= len(ins) || i+1+int(in.SkipFalse) >= len(ins) {
+						t.Errorf("%s %+v: #%d jump out of range", arch, r, i)
+					}
+				case bpf.Jump:
+					if i+1+int(in.Skip) >= len(ins) {
+						t.Errorf("%s %+v: #%d jump out of range", arch, r, i)
+					}
+				case bpf.ALUOpConstant, bpf.RetConstant:
+				default:
+					t.Errorf("%s %+v: #%d unexpected instruction %T %v", arch, r, i, in, in)
+				}
+			}
+			if _, ok := ins[len(ins)-1].(bpf.RetConstant); !ok {
+				t.Errorf("%s %+v: does not end with a return", arch, r)
+			}
+		}
+	}
+}
+
+func TestSyscallName(t *testing.T) {
+	for _, tc := range []struct {
+		arch Arch
+		nr   int32
+		want string
+	}{
+		{ArchAMD64, 41, "socket"},
+		{ArchAMD64, 42, "connect"},
+		{ArchAMD64, 438, "pidfd_getfd"},
+		{ArchARM64, 198, "socket"},
+		{ArchARM64, 203, "connect"},
+		{ArchARM64, 117, "ptrace"},
+		{ArchARM64, 41, "syscall_41"},
+		{"riscv64", 198, "syscall_198"},
+	} {
+		if got := SyscallName(tc.arch, tc.nr); got != tc.want {
+			t.Errorf("SyscallName(%s, %d) = %q, want %q", tc.arch, tc.nr, got, tc.want)
+		}
+	}
+}
