@@ -19,6 +19,11 @@ func main() {
 
 // run is main without the exit, so tests can register it as a command.
 func run(args []string) int {
+	// grok-sandbox's own stage inside the sandbox: its arguments after
+	// "--" are the wrapped command's and must never meet a flag parser.
+	if len(args) > 1 && args[1] == launcher.InitCommand {
+		return launcher.RunInit(args[2:])
+	}
 	app := newApp()
 	if err := app.Run(args); err != nil {
 		fmt.Fprintln(os.Stderr, "grok-sandbox: "+err.Error())

@@ -133,6 +133,11 @@ func cmpGolden(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: cmpgolden stdout|stderr NAME")
 	}
 	got := ts.ReadFile(args[0])
+	if bin, err := exec.LookPath("grok-sandbox"); err == nil {
+		if bin, err = filepath.EvalSymlinks(bin); err == nil {
+			got = strings.ReplaceAll(got, bin, "$BIN")
+		}
+	}
 	for _, v := range []string{"WORK", "ROOT", "TSROOT"} {
 		if dir := ts.Getenv(v); dir != "" && dir != "/" {
 			got = strings.ReplaceAll(got, dir, "$"+v)

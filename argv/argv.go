@@ -19,6 +19,7 @@ package argv
 
 import (
 	"path/filepath"
+	"strconv"
 
 	"grok-sandbox/launcher/policy"
 )
@@ -34,6 +35,19 @@ type Options struct {
 	MaskDir  string
 	// Chdir is the directory the command starts in.
 	Chdir string
+	// SeccompFD, when not 0, is a descriptor holding a seccomp program that
+	// bwrap installs right before it execs the command.
+	SeccompFD int
+	// Init, when set, is put before the command: grok-sandbox's own stage
+	// inside the sandbox, which supervises the command's children or mounts
+	// masks bwrap has no room for. InitCaps are the capabilities (in the
+	// sandbox's user namespace only) that stage needs and drops before the
+	// command runs.
+	Init     []string
+	InitCaps []string
+	// InitMasks is true when the masks are too many for bwrap's argument
+	// limit and Init mounts them instead.
+	InitMasks bool
 }
 
 // Render returns the full argv, bwrap first, command last. It splits at the
@@ -43,6 +57,7 @@ func Render(p *policy.Policy, o Options, command []string) []string {
 	out := []string{o.Bwrap}
 	out = append(out, Sandbox(p, o)...)
 	out = append(out, "--")
+	out = append(out, o.Init...)
 	return append(out, command...)
 }
 
@@ -53,10 +68,13 @@ func Sandbox(p *policy.Policy, o Options) []string {
 	add := func(args ...string) { a = append(a, args...) }
 
 	add("--unshare-user", "--unshare-pid", "--unshare-ipc")
-	if p.Network.Isolate || p.Network.RestrictChildren {
+	if p.Network.Isolate {
 		add("--unshare-net")
 	}
 	add("--die-with-parent", "--cap-drop", "ALL")
+	for _, c := range o.InitCaps {
+		add("--cap-add", c)
+	}
 	if !p.NestedUserNS {
 		add("--disable-userns")
 	}
@@ -85,14 +103,18 @@ func Sandbox(p *policy.Policy, o Options) []string {
 			add("--ro-bind", l.Path, l.Path)
 		}
 	}
-	for _, m := range p.Masks {
+	masks := p.Masks
+	if o.InitMasks {
+		masks = nil
+	}
+	for _, m := range masks {
 		src := o.MaskFile
 		if m.Dir {
 			src = o.MaskDir
 		}
 		add("--ro-bind", src, m.Path)
 	}
-	if len(p.Masks) > 0 && o.MaskFile != "" {
+	if len(masks) > 0 && o.MaskFile != "" {
 		// The mask sources live in GROK_HOME, which is writable: make them
 		// read-only too, or a chmod inside would turn every mask readable.
 		root := filepath.Dir(o.MaskFile)
@@ -105,6 +127,9 @@ func Sandbox(p *policy.Policy, o Options) []string {
 	}
 	if o.Chdir != "" {
 		add("--chdir", o.Chdir)
+	}
+	if o.SeccompFD != 0 {
+		add("--seccomp", strconv.Itoa(o.SeccompFD))
 	}
 	return a
 }

@@ -29,23 +29,53 @@ func viaArgsFD(argv []string, sep int) ([]string, error) {
 	if len(argv) > bwrapArgMax {
 		return nil, refuse("the sandbox needs %d bwrap arguments, more than bubblewrap's limit of %d; deny fewer paths (anchor globs deeper)", len(argv), bwrapArgMax)
 	}
-	fd, err := unix.MemfdCreate("grok-sandbox-args", 0)
+	fd, err := memFile("grok-sandbox-args", []byte(strings.Join(opts, "\x00")+"\x00"))
 	if err != nil {
-		return nil, refuse("cannot create the --args file: %v", err)
+		return nil, err
 	}
-	data := strings.Join(opts, "\x00") + "\x00"
+	out := []string{argv[0], "--args", strconv.Itoa(fd)}
+	return append(out, argv[sep:]...), nil
+}
+
+// memFile returns a descriptor of a memory file holding data, rewound (bwrap
+// and the init stage read from the current offset to EOF) and without
+// close-on-exec, so it survives the exec into bwrap.
+func memFile(name string, data []byte) (int, error) {
+	fd, err := unix.MemfdCreate(name, 0)
+	if err != nil {
+		return -1, refuse("cannot create %s: %v", name, err)
+	}
 	for off := 0; off < len(data); {
-		n, err := unix.Write(fd, []byte(data[off:]))
+		n, err := unix.Write(fd, data[off:])
 		if err != nil {
 			unix.Close(fd)
-			return nil, refuse("cannot write the --args file: %v", err)
+			return -1, refuse("cannot write %s: %v", name, err)
 		}
 		off += n
 	}
 	if _, err := unix.Seek(fd, 0, 0); err != nil {
 		unix.Close(fd)
-		return nil, refuse("cannot rewind the --args file: %v", err)
+		return -1, refuse("cannot rewind %s: %v", name, err)
 	}
-	out := []string{argv[0], "--args", strconv.Itoa(fd)}
-	return append(out, argv[sep:]...), nil
+	return fd, nil
+}
+
+// handOver puts data on descriptor target for bwrap; nothing when data is
+// nil. Only these descriptors and the --args one lose close-on-exec.
+func handOver(target int, data []byte) error {
+	if data == nil {
+		return nil
+	}
+	fd, err := memFile("grok-sandbox", data)
+	if err != nil {
+		return err
+	}
+	if fd != target {
+		if err := unix.Dup3(fd, target, 0); err != nil {
+			unix.Close(fd)
+			return refuse("cannot place a descriptor for bwrap: %v", err)
+		}
+		unix.Close(fd)
+	}
+	return nil
 }

@@ -3,3 +3,5 @@
 package launcher
 
 func viaArgsFD(argv []string, sep int) ([]string, error) { return argv, nil }
+
+func handOver(target int, data []byte) error { return nil }

@@ -62,9 +62,10 @@ type Plan struct {
 	Argv      []string
 	// CommandAt is the index in Argv of the "--" before the command.
 	CommandAt int
-	// Exec is the program exec'd: bwrap, sandbox-exec, or the command
-	// itself for off.
-	Exec string
+	// Seccomp and Init are the contents of the descriptors bwrap gets
+	// (fdSeccomp, fdInit); nil when not used.
+	Seccomp []byte
+	Init    []byte
 }
 
 // Backends.
@@ -129,6 +130,21 @@ func (plan *Plan) Render(command []string, prepare bool) error {
 		}
 		if !p.Exposed(opts.Chdir) {
 			opts.Chdir = p.Workspace
+		}
+		initCfg, err := plan.initStage(&opts)
+		if err != nil {
+			return err
+		}
+		if initCfg != nil {
+			if plan.Init, err = encodeInit(initCfg); err != nil {
+				return err
+			}
+		} else {
+			prog, err := filterProgram(p)
+			if err != nil {
+				return err
+			}
+			plan.Seccomp = encodeProgram(prog)
 		}
 		if prepare {
 			path, err := exec.LookPath("bwrap")
@@ -275,6 +291,14 @@ func (plan *Plan) exec() error {
 	}
 	argv := plan.Argv
 	if plan.Backend == BackendBwrap {
+		// The fixed descriptors first, so that the --args one cannot be
+		// given one of their numbers.
+		if err := handOver(fdSeccomp, plan.Seccomp); err != nil {
+			return err
+		}
+		if err := handOver(fdInit, plan.Init); err != nil {
+			return err
+		}
 		var err error
 		if argv, err = viaArgsFD(argv, plan.CommandAt); err != nil {
 			return err
