@@ -335,4 +335,3 @@ func (v *violations) record(n seccomp.Notification) {
 		Message: fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what),
 	})
 }
-
