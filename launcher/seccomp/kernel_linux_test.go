@@ -57,6 +57,7 @@ func TestSyscallTableMatchesXSys(t *testing.T) {
 		"process_vm_readv": unix.SYS_PROCESS_VM_READV, "process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
 		"pidfd_getfd": unix.SYS_PIDFD_GETFD, "io_uring_setup": unix.SYS_IO_URING_SETUP,
 		"io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
+		"clone": unix.SYS_CLONE, "unshare": unix.SYS_UNSHARE, "clone3": unix.SYS_CLONE3,
 	}
 	tab := tables[arch].nr
 	if len(tab) != len(want) {

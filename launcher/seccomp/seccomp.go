@@ -76,6 +76,11 @@ type Rules struct {
 	BlockTerminalInjection bool
 	// Network selects the network rules.
 	Network Network
+	// BlockUserNamespaces fails clone and unshare with CLONE_NEWUSER
+	// (EPERM) and clone3, whose flags a filter cannot read, with ENOSYS so
+	// that libc falls back to clone. Without a user namespace nothing in
+	// the sandbox can gain the capabilities to rearrange its mounts.
+	BlockUserNamespaces bool
 }
 
 // Arch is a Go architecture name ("amd64", "arm64").
@@ -111,6 +116,9 @@ const (
 const (
 	errnoEPERM  = 1
 	errnoEACCES = 13
+	errnoENOSYS = 38
+
+	cloneNewUser = 0x10000000
 
 	afUnix        = 1
 	sockTypeMask  = 0xf
@@ -151,6 +159,9 @@ var tables = map[Arch]table{
 			"read":              0,
 			"write":             1,
 			"ioctl":             16,
+			"clone":             56,
+			"unshare":           272,
+			"clone3":            435,
 			"socket":            41,
 			"connect":           42,
 			"sendto":            44,
@@ -172,6 +183,9 @@ var tables = map[Arch]table{
 		nr: map[string]int32{
 			"ioctl":             29,
 			"openat":            56,
+			"unshare":           97,
+			"clone":             220,
+			"clone3":            435,
 			"read":              63,
 			"write":             64,
 			"ptrace":            117,
@@ -234,6 +248,8 @@ var IOURingSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_reg
 //	arch != native                        -> ERRNO(EPERM)
 //	amd64: nr & 0x40000000 (x32 ABI)      -> ERRNO(EPERM)
 //	ioctl, low32(args[1]) in {TIOCSTI, TIOCLINUX} -> ERRNO(EPERM)   [BlockTerminalInjection]
+//	clone/unshare, low32(args[0]) & CLONE_NEWUSER -> ERRNO(EPERM)   [BlockUserNamespaces]
+//	clone3                                -> ERRNO(ENOSYS)          [BlockUserNamespaces]
 //	io_uring_setup/enter/register         -> ERRNO(EPERM)           [Network != None]
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
@@ -281,6 +297,11 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 	if r.BlockTerminalInjection {
 		a.jumpIf(bpf.JumpEqual, nr("ioctl"), "ioctl", "")
 	}
+	if r.BlockUserNamespaces {
+		a.jumpIf(bpf.JumpEqual, nr("clone"), "newuser", "")
+		a.jumpIf(bpf.JumpEqual, nr("unshare"), "newuser", "")
+		a.jumpIf(bpf.JumpEqual, nr("clone3"), "enosys", "")
+	}
 	if r.Network != NetworkNone {
 		for _, name := range IOURingSyscalls {
 			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
@@ -324,6 +345,16 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 
 		a.label("net")
 		a.ret(netRet)
+	}
+	if r.BlockUserNamespaces {
+		a.label("newuser")
+		// clone's and unshare's flags are the first argument on both
+		// architectures; CLONE_NEWUSER sits in the low 32 bits.
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpBitsSet, cloneNewUser, "eperm", "")
+		a.ret(RetAllow)
+		a.label("enosys")
+		a.ret(RetErrno | errnoENOSYS)
 	}
 	a.label("allow")
 	a.ret(RetAllow)

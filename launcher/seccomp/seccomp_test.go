@@ -249,7 +249,7 @@ func TestBuildErrors(t *testing.T) {
 // program, a final return, and at most BPF_MAXINSNS instructions.
 func TestKernelConstraints(t *testing.T) {
 	for _, arch := range archs {
-		for _, r := range []Rules{{}, {BlockTerminalInjection: true}, {true, NetworkNotify}, {true, NetworkDeny}, {false, NetworkDeny}} {
+		for _, r := range []Rules{{}, {BlockTerminalInjection: true}, {BlockTerminalInjection: true, Network: NetworkNotify}, {BlockTerminalInjection: true, Network: NetworkDeny}, {Network: NetworkDeny}, {BlockTerminalInjection: true, Network: NetworkNotify, BlockUserNamespaces: true}} {
 			prog, err := Build(r, arch)
 			if err != nil {
 				t.Fatal(err)
@@ -304,6 +304,47 @@ func TestSyscallName(t *testing.T) {
 	} {
 		if got := SyscallName(tc.arch, tc.nr); got != tc.want {
 			t.Errorf("SyscallName(%s, %d) = %q, want %q", tc.arch, tc.nr, got, tc.want)
+		}
+	}
+}
+
+// BlockUserNamespaces: clone and unshare with CLONE_NEWUSER fail, clone3
+// fails with ENOSYS (libc falls back to clone), other clones pass.
+func TestBlockUserNamespaces(t *testing.T) {
+	const newUser, newNS, thread = 0x10000000, 0x00020000, 0x00010000 | 0x00000100
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		on, err := Build(Rules{BlockUserNamespaces: true, BlockTerminalInjection: true, Network: NetworkNotify}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := Build(Rules{BlockTerminalInjection: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			name   string
+			args   []uint64
+			on     uint32
+			offRet uint32
+		}{
+			{"clone", []uint64{thread}, RetAllow, RetAllow},
+			{"clone", []uint64{newUser | newNS}, eperm, RetAllow},
+			{"clone", []uint64{1<<32 | newUser}, eperm, RetAllow},
+			{"unshare", []uint64{newUser}, eperm, RetAllow},
+			{"unshare", []uint64{newNS}, RetAllow, RetAllow},
+			{"clone3", []uint64{0, 88}, RetErrno | errnoENOSYS, RetAllow},
+			{"ioctl", []uint64{0, tiocsti}, eperm, eperm},
+			{"socket", []uint64{2, 1, 0}, RetUserNotif, RetAllow},
+		}
+		for _, c := range cases {
+			data := seccompData(aa, mustNr(t, arch, c.name), c.args...)
+			if got := run(t, on, data); got != c.on {
+				t.Errorf("%s: %s(%#x) with the block = %s, want %s", arch, c.name, c.args, retName(got), retName(c.on))
+			}
+			if got := run(t, off, data); got != c.offRet {
+				t.Errorf("%s: %s(%#x) without = %s, want %s", arch, c.name, c.args, retName(got), retName(c.offRet))
+			}
 		}
 	}
 }
