@@ -48,6 +48,11 @@ type Options struct {
 	// InitMasks is true when the masks are too many for bwrap's argument
 	// limit and Init mounts them instead.
 	InitMasks bool
+	// MapToRoot runs the sandbox as uid and gid 0 of its user namespace
+	// (your own ids outside). bwrap then needs no second, nested user
+	// namespace for an ordinary user, and only in the first one can Init
+	// mount.
+	MapToRoot bool
 }
 
 // Render returns the full argv, bwrap first, command last. It splits at the
@@ -68,6 +73,9 @@ func Sandbox(p *policy.Policy, o Options) []string {
 	add := func(args ...string) { a = append(a, args...) }
 
 	add("--unshare-user", "--unshare-pid", "--unshare-ipc")
+	if o.MapToRoot {
+		add("--uid", "0", "--gid", "0")
+	}
 	if p.Network.Isolate {
 		add("--unshare-net")
 	}
@@ -75,7 +83,10 @@ func Sandbox(p *policy.Policy, o Options) []string {
 	for _, c := range o.InitCaps {
 		add("--cap-add", c)
 	}
-	if !p.NestedUserNS {
+	// --disable-userns puts the command in a nested user namespace, where
+	// an init stage could not mount. When the init stage mounts masks, its
+	// seccomp filter refuses new user namespaces instead.
+	if !p.NestedUserNS && !o.InitMasks {
 		add("--disable-userns")
 	}
 

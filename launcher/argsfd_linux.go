@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"os"
 	"strconv"
 	"strings"
 
@@ -60,6 +61,28 @@ func memFile(name string, data []byte) (int, error) {
 	return fd, nil
 }
 
+// closeInherited marks every descriptor above stderr close-on-exec, so that
+// nothing this process inherited (a socket, a file a shell opened) leaks into
+// the sandbox; handOver then clears the flag on exactly the descriptors
+// bwrap needs.
+func closeInherited() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Kernels before 5.11: walk the open descriptors.
+	ents, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return refuse("cannot close inherited descriptors: %v", err)
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}
+
 // handOver puts data on descriptor target for bwrap; nothing when data is
 // nil. Only these descriptors and the --args one lose close-on-exec.
 func handOver(target int, data []byte) error {
@@ -76,6 +99,24 @@ func handOver(target int, data []byte) error {
 			return refuse("cannot place a descriptor for bwrap: %v", err)
 		}
 		unix.Close(fd)
+	}
+	return nil
+}
+
+// shieldFromTerminalSignals blocks SIGINT and SIGQUIT on the calling thread
+// before it execs bwrap. bwrap's outer process stays in the terminal's
+// foreground group and does not handle them: a Ctrl-C would kill it, and
+// with --die-with-parent the whole sandbox with it, before the command could
+// handle the signal. Blocked (not ignored) signals stay pending in that
+// process, while bwrap gives the sandboxed process an empty mask, so the
+// command receives Ctrl-C as usual.
+func shieldFromTerminalSignals() error {
+	var set unix.Sigset_t
+	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGQUIT} {
+		set.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
+		return refuse("cannot block terminal signals for bwrap: %v", err)
 	}
 	return nil
 }

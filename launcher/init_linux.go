@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -59,8 +58,7 @@ func RunInit(args []string) int {
 	}
 	command := rest[1:]
 
-	cfgFile := os.NewFile(uintptr(fd), "init-config")
-	data, err := io.ReadAll(cfgFile)
+	data, err := readFD(fd)
 	if err != nil {
 		return fail("reading the config: %v", err)
 	}
@@ -84,7 +82,7 @@ func RunInit(args []string) int {
 		err := syscall.Exec("/proc/self/exe", argv, os.Environ())
 		return fail("re-exec after masking: %v", err)
 	}
-	cfgFile.Close()
+	unix.Close(fd)
 	if err := noCapabilities(); err != nil {
 		return fail("%v", err)
 	}
@@ -93,7 +91,7 @@ func RunInit(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	prog, err := seccomp.Build(seccomp.Rules{BlockTerminalInjection: true, Network: cfg.Network}, arch)
+	prog, err := seccomp.Build(seccomp.Rules{BlockTerminalInjection: true, BlockUserNamespaces: cfg.NoUserNS, Network: cfg.Network}, arch)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -109,6 +107,26 @@ func RunInit(args []string) int {
 		return notFound(command[0], err)
 	}
 	return supervise(&cfg, arch, prog, path, command)
+}
+
+// readFD reads fd to EOF without wrapping it in an os.File, whose finalizer
+// could close it before the re-exec that needs it again.
+func readFD(fd int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
 }
 
 func notFound(name string, err error) int {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -291,6 +292,9 @@ func (plan *Plan) exec() error {
 	}
 	argv := plan.Argv
 	if plan.Backend == BackendBwrap {
+		if err := closeInherited(); err != nil {
+			return err
+		}
 		// The fixed descriptors first, so that the --args one cannot be
 		// given one of their numbers.
 		if err := handOver(fdSeccomp, plan.Seccomp); err != nil {
@@ -301,6 +305,12 @@ func (plan *Plan) exec() error {
 		}
 		var err error
 		if argv, err = viaArgsFD(argv, plan.CommandAt); err != nil {
+			return err
+		}
+	}
+	if plan.Backend == BackendBwrap {
+		runtime.LockOSThread()
+		if err := shieldFromTerminalSignals(); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,8 @@ type initConfig struct {
 	Profile  string
 	GrokHome string
 	Network  seccomp.Network
+	// NoUserNS: refuse new user namespaces (every profile but devbox).
+	NoUserNS bool
 	// Masks the init stage mounts (when bwrap has no room for them).
 	Masks    []policy.Mask
 	MaskFile string
@@ -62,7 +64,15 @@ func filterProgram(p *policy.Policy) ([]bpf.RawInstruction, error) {
 	if err != nil {
 		return nil, refuse("%v: terminal injection cannot be blocked here", err)
 	}
-	return seccomp.Build(seccomp.Rules{BlockTerminalInjection: true, Network: networkMode(p)}, arch)
+	return seccomp.Build(filterRules(p), arch)
+}
+
+// filterRules: terminal injection is always blocked; user namespaces
+// wherever the profile disables nested ones (bwrap's --disable-userns does
+// it too; the filter also covers the init stage's path); network per
+// networkMode.
+func filterRules(p *policy.Policy) seccomp.Rules {
+	return seccomp.Rules{BlockTerminalInjection: true, BlockUserNamespaces: !p.NestedUserNS, Network: networkMode(p)}
 }
 
 // encodeProgram lays out a program as the kernel's struct sock_filter array.
@@ -91,11 +101,12 @@ func selfPath() (string, error) {
 // read grant for the executable when the profile does not expose it.
 func (plan *Plan) initStage(opts *argv.Options) (*initConfig, error) {
 	p := plan.Policy
-	cfg := &initConfig{Profile: p.Profile, GrokHome: p.GrokHome, Network: networkMode(p)}
+	cfg := &initConfig{Profile: p.Profile, GrokHome: p.GrokHome, Network: networkMode(p), NoUserNS: !p.NestedUserNS}
 	if len(p.Masks) > maxBwrapMasks {
 		cfg.Masks, cfg.MaskFile, cfg.MaskDir = p.Masks, opts.MaskFile, opts.MaskDir
 		opts.InitMasks = true
 		opts.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
+		opts.MapToRoot = os.Getuid() != 0
 	}
 	if cfg.Network != seccomp.NetworkNotify && len(cfg.Masks) == 0 {
 		opts.SeccompFD = fdSeccomp
