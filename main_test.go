@@ -17,6 +17,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"grok-sandbox": func() { os.Exit(run(os.Args)) },
+		"netprobe":     func() { os.Exit(probeMain()) },
 	})
 }
 

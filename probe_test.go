@@ -1,0 +1,474 @@
+package main
+
+// netprobe is a small program compiled into the test binary (registered in
+// TestMain) that the enforcement scripts run inside and outside sandboxes:
+// servers to reach, clients that try to reach them, attempts on the parent
+// process, terminal injection, and a pty driver.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+const probeUsage = `usage: netprobe SUBCOMMAND ARGS
+  serve DIR                 servers (tcp, udp, unix, abstract) until DIR/stop
+  waitfile PATH             wait up to 10 s for PATH
+  tcp|udp|abstract ADDR     say ping, expect pong (ADDR or a file holding it)
+  unix PATH                 the same on a Unix stream socket
+  socketpair                an AF_UNIX stream pair, write and read
+  uring                     io_uring_setup(1, params)
+  ptrace-parent | vmwrite-parent | pidfd-getfd-parent
+  tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
+  pty [--size RxC] [--after TEXT --send STRING] [--intr-after TEXT] -- CMD...
+                            CMD on a new pty (default 40x120); STRING may hold \r`
+
+func probeMain() int {
+	args := os.Args[1:]
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, probeUsage)
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	one := func() string {
+		if len(args) != 1 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			os.Exit(2)
+		}
+		return args[0]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = probeServe(one())
+	case "waitfile":
+		err = probeWaitFile(one(), 10*time.Second)
+	case "tcp", "udp":
+		err = probeDial(cmd, addrArg(one()))
+	case "unix":
+		err = probeDial("unix", one())
+	case "abstract":
+		err = probeDial("unix", "@"+strings.TrimPrefix(addrArg(one()), "@"))
+	case "socketpair":
+		err = probeSocketpair()
+	case "uring":
+		var params [120]byte // struct io_uring_params
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		if err = errnoErr("io_uring_setup", e); err == nil {
+			unix.Close(int(fd))
+		}
+	case "ptrace-parent":
+		// PTRACE_SEIZE does not stop the parent; the exit detaches.
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(os.Getppid()), 0, 0, 0, 0)
+		err = errnoErr("ptrace(PTRACE_SEIZE, parent)", e)
+	case "vmwrite-parent":
+		err = probeVMWrite(os.Getppid())
+	case "pidfd-getfd-parent":
+		err = probePidfdGetfd(os.Getppid())
+	case "tiocsti":
+		err = probeTIOCSTI()
+	case "pty":
+		return probePty(args)
+	default:
+		fmt.Fprintln(os.Stderr, probeUsage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "netprobe %s: %v\n", cmd, describe(err))
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// describe names the errno under err, for scripts to match: "... EACCES
+// (permission denied)".
+func describe(err error) string {
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return fmt.Sprintf("%v: %s", err, unix.ErrnoName(e))
+	}
+	return err.Error()
+}
+
+func errnoErr(what string, e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return &os.SyscallError{Syscall: what, Err: e}
+}
+
+// addrArg is arg, or the contents of the file arg names: scripts cannot
+// substitute a file's contents into an argument.
+func addrArg(arg string) string {
+	if fi, err := os.Stat(arg); err == nil && fi.Mode().IsRegular() {
+		if b, err := os.ReadFile(arg); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return arg
+}
+
+func probeDial(network, addr string) error {
+	c, err := net.DialTimeout(network, addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	n, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if string(buf[:n]) != "pong\n" {
+		return fmt.Errorf("%s %s answered %q", network, addr, buf[:n])
+	}
+	return nil
+}
+
+func probeSocketpair() error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return &os.SyscallError{Syscall: "socketpair", Err: err}
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	if _, err := unix.Write(fds[0], []byte("x")); err != nil {
+		return &os.SyscallError{Syscall: "write", Err: err}
+	}
+	buf := make([]byte, 1)
+	if n, err := unix.Read(fds[1], buf); err != nil || n != 1 || buf[0] != 'x' {
+		return fmt.Errorf("read back %q: %v", buf[:n], err)
+	}
+	return nil
+}
+
+// probeVMWrite writes one byte into the parent: the lowest byte of its
+// stack mapping (far below anything in use), with the value read there
+// first when that read is allowed, so a success changes nothing.
+func probeVMWrite(pid int) error {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return err
+	}
+	var addr uint64
+	for _, l := range strings.Split(string(maps), "\n") {
+		if strings.HasSuffix(l, "[stack]") {
+			start, _, _ := strings.Cut(l, "-")
+			addr, err = strconv.ParseUint(start, 16, 64)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if addr == 0 {
+		return fmt.Errorf("no [stack] in /proc/%d/maps", pid)
+	}
+	b := []byte{0}
+	local := []unix.Iovec{{Base: &b[0], Len: 1}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: 1}}
+	if _, err := unix.ProcessVMReadv(pid, local, remote, 0); err != nil {
+		b[0] = 0
+	}
+	if _, err := unix.ProcessVMWritev(pid, local, remote, 0); err != nil {
+		return &os.SyscallError{Syscall: "process_vm_writev(parent)", Err: err}
+	}
+	return nil
+}
+
+func probePidfdGetfd(pid int) error {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return &os.SyscallError{Syscall: "pidfd_open(parent)", Err: err}
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, 0, 0)
+	if err != nil {
+		return &os.SyscallError{Syscall: "pidfd_getfd(parent, 0)", Err: err}
+	}
+	unix.Close(fd)
+	return nil
+}
+
+// probeTIOCSTI tries to inject a byte into the controlling terminal, with
+// the request as is and with bit 32 set (the tty layer ignores the high
+// half), and TIOCLINUX: each must fail with EPERM.
+func probeTIOCSTI() error {
+	tty, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.SyscallError{Syscall: "open /dev/tty", Err: err}
+	}
+	defer unix.Close(tty)
+	c := byte('#')
+	var bad []string
+	for _, r := range []struct {
+		name string
+		req  uintptr
+	}{
+		{"TIOCSTI", unix.TIOCSTI},
+		{"TIOCSTI|1<<32", uintptr(unix.TIOCSTI) | 1<<32},
+		{"TIOCLINUX", unix.TIOCLINUX},
+	} {
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(tty), r.req, uintptr(unsafe.Pointer(&c)))
+		res := "ok"
+		if e != 0 {
+			res = unix.ErrnoName(e)
+		}
+		fmt.Printf("%s: %s\n", r.name, res)
+		if e != unix.EPERM {
+			bad = append(bad, r.name+" "+res)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("not EPERM: %s", strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+func probeWaitFile(path string, d time.Duration) error {
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("%s did not appear within %v", path, d)
+		}
+	}
+}
+
+// probeServe runs the servers until DIR/stop appears or a signal comes.
+func probeServe(dir string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return err
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sock := filepath.Join(dir, "unix.sock")
+	os.Remove(sock)
+	un, err := net.Listen("unix", sock)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(sock, 0o777); err != nil {
+		return err
+	}
+	abstract := fmt.Sprintf("grok-sandbox-test-%d", os.Getpid())
+	ab, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		return err
+	}
+	for _, l := range []net.Listener{tcp, un, ab} {
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					c.SetDeadline(time.Now().Add(5 * time.Second))
+					c.Read(make([]byte, 64))
+					c.Write([]byte("pong\n"))
+				}()
+			}
+		}()
+	}
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			_, from, err := udp.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			udp.WriteTo([]byte("pong\n"), from)
+		}
+	}()
+	for name, addr := range map[string]string{
+		"tcp": tcp.Addr().String(), "udp": udp.LocalAddr().String(),
+		"unix": sock, "abstract": abstract,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(addr+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, unix.SIGTERM)
+	for {
+		select {
+		case <-sigs:
+			return nil
+		case <-time.After(50 * time.Millisecond):
+		}
+		if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
+			os.Remove(sock)
+			return nil
+		}
+	}
+}
+
+// probePty runs a command with a new pty as its controlling terminal and
+// copies what it writes there to stdout (without carriage returns). It can
+// type a string once some text appeared, or Ctrl-C. It exits with the
+// command's status (128+N for a signal) and kills it after 10 s.
+func probePty(args []string) int {
+	var after, send, intrAfter string
+	rows, cols := 40, 120
+	for len(args) > 0 && args[0] != "--" {
+		if len(args) < 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		switch args[0] {
+		case "--after":
+			after = args[1]
+		case "--send":
+			// Go escapes (\r for Enter), since scripts cannot write them.
+			var err error
+			if send, err = strconv.Unquote(`"` + args[1] + `"`); err != nil {
+				send = args[1]
+			}
+		case "--intr-after":
+			intrAfter = args[1]
+		case "--size":
+			r, c, _ := strings.Cut(args[1], "x")
+			rows, _ = strconv.Atoi(r)
+			cols, _ = strconv.Atoi(c)
+		default:
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		args = args[2:]
+	}
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, probeUsage)
+		return 2
+	}
+	args = args[1:]
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "netprobe pty: "+format+"\n", a...)
+		return 1
+	}
+
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer master.Close()
+	mfd := int(master.Fd())
+	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
+		return fail("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(mfd, unix.TIOCGPTN)
+	if err != nil {
+		return fail("ptsname: %v", err)
+	}
+	if err := unix.IoctlSetWinsize(mfd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)}); err != nil {
+		return fail("TIOCSWINSZ: %v", err)
+	}
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		slave.Close()
+		return fail("%v", err)
+	}
+	slave.Close()
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	read := make(chan []byte)
+	go func() {
+		defer close(read)
+		for {
+			buf := make([]byte, 4096)
+			n, err := master.Read(buf)
+			if n > 0 {
+				read <- buf[:n]
+			}
+			if err != nil {
+				return // EIO: every slave descriptor is closed
+			}
+		}
+	}()
+
+	var seen bytes.Buffer
+	timeout := time.After(10 * time.Second)
+	var werr error
+	exited := false
+	for read != nil || !exited {
+		select {
+		case b, ok := <-read:
+			if !ok {
+				read = nil
+				continue
+			}
+			os.Stdout.Write(bytes.ReplaceAll(b, []byte("\r"), nil))
+			seen.Write(b)
+			if after != "" && bytes.Contains(seen.Bytes(), []byte(after)) {
+				after = ""
+				master.Write([]byte(send))
+			}
+			if intrAfter != "" && bytes.Contains(seen.Bytes(), []byte(intrAfter)) {
+				intrAfter = ""
+				master.Write([]byte{3})
+			}
+		case werr = <-waited:
+			exited = true
+			// Descendants may keep the terminal open: stop reading soon.
+			timeout = time.After(time.Second)
+		case <-timeout:
+			if !exited {
+				unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+				fmt.Fprintln(os.Stderr, "netprobe pty: timed out after 10s; killed")
+				<-waited
+				return 124
+			}
+			read, exited = nil, true
+		}
+	}
+	if werr == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		status := ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			status = 128 + int(ws.Signal())
+		}
+		fmt.Fprintf(os.Stderr, "netprobe pty: exit status %d\n", status)
+		return status
+	}
+	return fail("%v", werr)
+}
