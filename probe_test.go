@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // netprobe is a small program compiled into the test binary (registered in

@@ -36,14 +36,31 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(w, map[string]any{
+		doc := map[string]any{
 			"profile":     plan.Policy.Profile,
 			"backend":     plan.Backend,
 			"target":      plan.Policy.Target,
 			"argv":        plan.Argv,
 			"environment": envNames(plan.Environ),
 			"warnings":    nonNil(plan.Policy.Warnings),
-		})
+		}
+		if s := plan.Seatbelt; s != nil {
+			doc["sbpl"], doc["params"], doc["notes"] = s.Text, s.Params, nonNil(s.Notes)
+		}
+		return writeJSON(w, doc)
+	}
+	if s := plan.Seatbelt; s != nil {
+		// The profile is one argument of many lines: show the argv with a
+		// placeholder, then the profile itself.
+		for i, a := range plan.Argv {
+			if i > 0 && plan.Argv[i-1] == "-p" {
+				a = "(the profile below)"
+			}
+			fmt.Fprintln(w, a)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprint(w, s.Text)
+		return nil
 	}
 	for _, a := range plan.Argv {
 		fmt.Fprintln(w, a)
@@ -149,6 +166,13 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 		}
 	} else {
 		fmt.Fprintln(w, "\nhook protection: none")
+	}
+	if p.Target == "darwin" {
+		if s, err := renderNotes(p); err == nil {
+			for _, note := range s {
+				fmt.Fprintf(w, "macOS: %s\n", note)
+			}
+		}
 	}
 	n := networkWords(p)
 	fmt.Fprintf(w, "\nnetwork:\n  the wrapped command: %s\n  its children:        %s\n", n["command"], n["children"])

@@ -16,6 +16,7 @@ import (
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/envpolicy"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/sbpl"
 )
 
 // Exit statuses of grok-sandbox itself (SPEC §1); a command that runs passes
@@ -67,6 +68,8 @@ type Plan struct {
 	// (fdSeccomp, fdInit); nil when not used.
 	Seccomp []byte
 	Init    []byte
+	// Seatbelt is the rendered profile on the darwin target.
+	Seatbelt *sbpl.Policy
 }
 
 // Backends.
@@ -162,6 +165,8 @@ func (plan *Plan) Render(command []string, prepare bool) error {
 		plan.Argv = argv.Render(p, opts, command)
 		plan.CommandAt = len(plan.Argv) - len(command) - 1
 		return nil
+	case BackendSeatbelt:
+		return plan.renderSeatbelt(command)
 	}
 	return refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
 }
@@ -305,6 +310,12 @@ func (plan *Plan) exec() error {
 		}
 		var err error
 		if argv, err = viaArgsFD(argv, plan.CommandAt); err != nil {
+			return err
+		}
+	}
+	if plan.Backend == BackendSeatbelt {
+		var err error
+		if argv, err = seatbeltArgv(plan); err != nil {
 			return err
 		}
 	}

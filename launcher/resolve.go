@@ -130,12 +130,13 @@ func Select(req Request, cfg *Config) Selection {
 
 // Resolve turns the selected profile into a policy for req.Target.
 func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, error) {
+	t := targetFor(req.Target, req.Environ)
 	p := &policy.Policy{
 		Profile:   sel.Name,
 		Target:    req.Target,
-		Workspace: env.Workspace,
-		Home:      env.Home,
-		GrokHome:  env.GrokHome,
+		Workspace: t.path(env.Workspace),
+		Home:      t.path(env.Home),
+		GrokHome:  t.path(env.GrokHome),
 	}
 	for _, s := range cfg.Shadowed {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
@@ -180,7 +181,6 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 	}
 	p.Enforce = true
 
-	t := targetFor(req.Target, req.Environ)
 	if err := baseGrants(p, t); err != nil {
 		return nil, err
 	}

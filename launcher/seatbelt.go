@@ -1,0 +1,27 @@
+package launcher
+
+import (
+	"grok-sandbox/launcher/policy"
+	"grok-sandbox/sbpl"
+)
+
+// renderSeatbelt fills in the sandbox-exec argv for the plan's policy.
+func (plan *Plan) renderSeatbelt(command []string) error {
+	s, err := sbpl.Render(plan.Policy)
+	if err != nil {
+		return refuse("cannot render the Seatbelt profile: %v", err)
+	}
+	plan.Seatbelt = &s
+	plan.Argv = s.Args(command)
+	plan.CommandAt = len(plan.Argv) - len(command) - 1
+	return nil
+}
+
+// renderNotes are the places where macOS enforces less than the policy asks.
+func renderNotes(p *policy.Policy) ([]string, error) {
+	s, err := sbpl.Render(p)
+	if err != nil {
+		return nil, err
+	}
+	return s.Notes, nil
+}
