@@ -310,24 +310,12 @@ func (w *walker) walkDir(g *group, dir string, depth int, states []uint64) {
 	if w.failed.Load() {
 		return
 	}
-	ents, err := readDir(dir)
-	if isNotExist(err) {
-		return // removed while walking: nothing to hide
-	}
-	if err != nil {
-		w.fail(fmt.Errorf("deny globs %s: cannot read directory %q: %v; a glob must see every directory it could match in, so make it readable or anchor the glob away from it",
-			quoteAll(g.globs), dir, err))
-		return
-	}
-	for _, e := range ents {
-		if w.failed.Load() {
-			return
+	var visited int64
+	err := eachEntry(dir, func(name string, typ fs.FileMode) bool {
+		if visited++; visited%256 == 0 && w.failed.Load() {
+			return false
 		}
-		if w.visited.Add(1) > int64(w.lim.MaxVisited) {
-			w.fail(&LimitError{Limit: "MaxVisited", Value: w.lim.MaxVisited, Globs: g.globs, Dir: dir})
-			return
-		}
-		name, isDir := e.Name(), e.IsDir()
+		isDir := typ.IsDir()
 		var next []uint64 // states to walk a subdirectory with
 		first := -1
 		for k, p := range g.pats {
@@ -346,22 +334,22 @@ func (w *walker) walkDir(g *group, dir string, depth int, states []uint64) {
 			}
 		}
 		if first < 0 && next == nil {
-			continue
+			return true
 		}
 		path := dir + "/" + name
 		if dir == "/" {
 			path = "/" + name
 		}
 		if first >= 0 {
-			if err := w.report(g, path, e.Type(), g.pats[first].order, g.pats[first].entry); err != nil {
+			if err := w.report(g, path, typ, g.pats[first].order, g.pats[first].entry); err != nil {
 				w.fail(err)
-				return
+				return false
 			}
-			continue
+			return true
 		}
 		if depth+1 > w.lim.MaxDepth {
 			w.fail(&LimitError{Limit: "MaxDepth", Value: w.lim.MaxDepth, Globs: g.globs, Dir: path})
-			return
+			return false
 		}
 		select {
 		case w.sem <- struct{}{}:
@@ -374,6 +362,21 @@ func (w *walker) walkDir(g *group, dir string, depth int, states []uint64) {
 		default:
 			w.walkDir(g, path, depth+1, next)
 		}
+		return true
+	})
+	// Entries are counted per directory: one shared counter bumped per
+	// entry would bounce between the cores.
+	if w.visited.Add(visited) > int64(w.lim.MaxVisited) {
+		w.fail(&LimitError{Limit: "MaxVisited", Value: w.lim.MaxVisited, Globs: g.globs, Dir: dir})
+		return
+	}
+	if isNotExist(err) {
+		return // removed while walking: nothing to hide
+	}
+	if err != nil {
+		w.fail(fmt.Errorf("deny globs %s: cannot read directory %q: %v; a glob must see every directory it could match in, so make it readable or anchor the glob away from it",
+			quoteAll(g.globs), dir, err))
+		return
 	}
 }
 
