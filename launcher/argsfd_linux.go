@@ -9,9 +9,9 @@ import (
 )
 
 // maxDirectArgs is how many bwrap options go on the real command line before
-// they are moved to an --args file descriptor; well below ARG_MAX, and
-// small enough that a long list never meets E2BIG.
-const maxDirectArgs = 1000
+// they are moved to an --args file descriptor, so that a long list never
+// meets E2BIG (deep paths make each argument long).
+const maxDirectArgs = 256
 
 // bwrapArgMax is bubblewrap's own cap on the total number of arguments it
 // parses, --args included.
