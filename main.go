@@ -26,7 +26,9 @@ func run(args []string) int {
 	}
 	app := newApp()
 	if err := app.Run(args); err != nil {
-		fmt.Fprintln(os.Stderr, "grok-sandbox: "+err.Error())
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "grok-sandbox: "+msg)
+		}
 		return launcher.Code(err)
 	}
 	return 0
@@ -83,6 +85,21 @@ func newApp() *cli.App {
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
 					return launcher.Profiles(invocation(c, runtime.GOOS), c.App.Writer)
+				},
+			},
+			{
+				Name:  "doctor",
+				Usage: "platform support, backend availability, config files, conflicts and how to fix them",
+				Flags: []cli.Flag{workspace},
+				Action: func(c *cli.Context) error {
+					return launcher.Doctor(invocation(c, runtime.GOOS), c.App.Writer)
+				},
+			},
+			{
+				Name:  "status",
+				Usage: "inside a sandbox: the profile and backend in force, checked against the kernel; outside: not sandboxed",
+				Action: func(c *cli.Context) error {
+					return launcher.Status(c.App.Writer)
 				},
 			},
 			{

@@ -119,12 +119,56 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			// testdata/golden/out/NAME. UPDATE_GOLDEN=1 rewrites the file
 			// instead: read the diff before committing it.
 			"cmpgolden": cmpGolden,
+			// nobwrap leaves bwrap off PATH: the rest of PATH is replaced
+			// by a directory of links to every program but bwrap.
+			"nobwrap": func(ts *testscript.TestScript, neg bool, args []string) {
+				ts.Setenv("PATH", pathWithout(ts, "bwrap"))
+			},
+			// fakebwrap puts a stand-in bwrap first on PATH that fails the
+			// way bwrap does under Ubuntu's AppArmor restriction.
+			"fakebwrap": func(ts *testscript.TestScript, neg bool, args []string) {
+				dir := ts.MkAbs("fakebin")
+				ts.Check(os.MkdirAll(dir, 0o755))
+				script := "#!/bin/sh\ncase \"$1\" in --version) echo 'bubblewrap 0.8.0'; exit 0;; esac\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+				ts.Check(os.WriteFile(filepath.Join(dir, "bwrap"), []byte(script), 0o755))
+				ts.Setenv("PATH", dir+string(filepath.ListSeparator)+ts.Getenv("PATH"))
+			},
 			// sandbox is `grok-sandbox run` as the script's user.
 			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {
 				runAs(ts, neg, append([]string{"grok-sandbox", "run"}, args...))
 			},
 		},
 	}
+}
+
+// pathWithout returns a PATH in which no directory holds name: the
+// directory of the test's own commands, then one directory of links to
+// every other program of the script's PATH.
+func pathWithout(ts *testscript.TestScript, name string) string {
+	links := ts.MkAbs("path-without-" + name)
+	ts.Check(os.MkdirAll(links, 0o755))
+	var keep []string
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "grok-sandbox")); err == nil {
+			keep = append(keep, dir)
+			continue
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			link := filepath.Join(links, e.Name())
+			if e.Name() == name {
+				continue
+			}
+			if _, err := os.Lstat(link); err == nil {
+				continue
+			}
+			os.Symlink(filepath.Join(dir, e.Name()), link)
+		}
+	}
+	return strings.Join(append(keep, links), string(filepath.ListSeparator))
 }
 
 var goldenDir, _ = filepath.Abs("testdata/golden/out")

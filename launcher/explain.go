@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"grok-sandbox/launcher/envpolicy"
@@ -46,6 +47,18 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		}
 		if s := plan.Seatbelt; s != nil {
 			doc["sbpl"], doc["params"], doc["notes"] = s.Text, s.Params, nonNil(s.Notes)
+		}
+		// The contents of the descriptors run hands to bwrap, so that a
+		// tool can reproduce the exact launch.
+		fds := map[string][]byte{}
+		if plan.Seccomp != nil {
+			fds[strconv.Itoa(fdSeccomp)] = plan.Seccomp
+		}
+		if plan.Init != nil {
+			fds[strconv.Itoa(fdInit)] = plan.Init
+		}
+		if len(fds) > 0 {
+			doc["fds"] = fds
 		}
 		return writeJSON(w, doc)
 	}
@@ -167,6 +180,12 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	} else {
 		fmt.Fprintln(w, "\nhook protection: none")
 	}
+	if plan.Landlock != nil {
+		fmt.Fprintf(w, "\nLandlock (ABI %d) enforces this run instead of bubblewrap:\n", plan.Landlock.ABI)
+		for _, note := range plan.Landlock.Notes {
+			fmt.Fprintf(w, "  %s\n", note)
+		}
+	}
 	if p.Target == "darwin" {
 		if s, err := renderNotes(p); err == nil {
 			for _, note := range s {
@@ -199,12 +218,17 @@ func networkWords(p *policy.Policy) map[string]string {
 	switch {
 	case !p.Enforce:
 		return map[string]string{"command": "unrestricted", "children": "unrestricted"}
+	case p.Network.Isolate && p.Target == "darwin":
+		return map[string]string{"command": "none (Seatbelt denies all network operations)", "children": "none"}
 	case p.Network.Isolate:
-		return map[string]string{"command": "none (a private network namespace with only loopback)", "children": "none"}
+		return map[string]string{"command": "none (a private network namespace with only loopback, and no connect() to host Unix sockets)", "children": "none"}
 	case p.Network.RestrictChildren && p.Target == "darwin":
 		return map[string]string{"command": "unrestricted", "children": "unrestricted (restrict_network is a no-op on macOS)"}
 	case p.Network.RestrictChildren:
-		return map[string]string{"command": "none for now: restrict_network cuts the whole sandbox's network until child-only blocking lands", "children": "none"}
+		return map[string]string{
+			"command":  "unrestricted (it keeps its network, e.g. for its model API)",
+			"children": "none: no IP sockets, no connect() (so no host Unix or abstract socket), no io_uring; socketpair and pipes work",
+		}
 	}
 	return map[string]string{"command": "unrestricted", "children": "unrestricted"}
 }

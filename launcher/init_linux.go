@@ -87,26 +87,44 @@ func RunInit(args []string) int {
 		return fail("%v", err)
 	}
 
+	return startCommand(&cfg, BackendBwrap, nil, command, os.Environ())
+}
+
+// startCommand installs the seccomp filter on the calling (locked) thread,
+// after restrict (Landlock, for that backend) has run there, and then execs
+// the command, or, when its children must lose the network, forks it from
+// that thread and supervises it. It returns only on failure, or with the
+// supervised command's status.
+func startCommand(cfg *initConfig, backend string, restrict func() error, command, env []string) int {
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+		return ExitRefused
+	}
 	arch, err := seccomp.HostArch()
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
 	prog, err := seccomp.Build(seccomp.Rules{BlockTerminalInjection: true, BlockUserNamespaces: cfg.NoUserNS, Network: cfg.Network}, arch)
 	if err != nil {
-		return fail("%v", err)
+		return fail(err)
 	}
-	path, err := exec.LookPath(command[0])
+	path, err := lookPathIn(command[0], getenv(env, "PATH"))
 	if err != nil {
-		return notFound(command[0], err)
+		return notFound(command[0], exec.ErrNotFound)
 	}
 	if cfg.Network != seccomp.NetworkNotify {
-		if err := seccomp.Install(prog); err != nil {
-			return fail("%v", err)
+		if restrict != nil {
+			if err := restrict(); err != nil {
+				return fail(err)
+			}
 		}
-		err := syscall.Exec(path, command, os.Environ())
+		if err := seccomp.Install(prog); err != nil {
+			return fail(err)
+		}
+		err := syscall.Exec(path, command, env)
 		return notFound(command[0], err)
 	}
-	return supervise(&cfg, arch, prog, path, command)
+	return supervise(cfg, backend, arch, prog, restrict, path, command, env)
 }
 
 // readFD reads fd to EOF without wrapping it in an os.File, whose finalizer
@@ -213,6 +231,24 @@ func dropCapabilities() error {
 	return nil
 }
 
+// dropAllCapabilities drops every capability the calling thread holds (as
+// root: all of them) and sets no_new_privs; with none held there is nothing
+// to drop.
+func dropAllCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("reading capabilities: %v", err)
+	}
+	if data[0].Permitted|data[1].Permitted|data[0].Effective|data[1].Effective == 0 {
+		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	return noCapabilities()
+}
+
 // noCapabilities checks that this thread holds no capability at all: the
 // command must never get one.
 func noCapabilities() error {
@@ -232,7 +268,7 @@ func noCapabilities() error {
 // supervise starts the command as a child that carries a notifying filter,
 // answers the filter's notifications until the command exits, and returns
 // the command's status (128+N for a signal, as shells do).
-func supervise(cfg *initConfig, arch seccomp.Arch, prog []bpf.RawInstruction, path string, command []string) int {
+func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.RawInstruction, restrict func() error, path string, command, env []string) int {
 	// Signals a user sends to the sandbox reach this process; pass the
 	// ones that ask the command to stop on. Ctrl-C and Ctrl-\ come from
 	// the terminal to the whole foreground group, the command included, so
@@ -245,6 +281,7 @@ func supervise(cfg *initConfig, arch seccomp.Arch, prog []bpf.RawInstruction, pa
 		cmd      *exec.Cmd
 		listener int
 		err      error
+		refused  bool // the sandbox could not be set up (not the command's fault)
 	}
 	ch := make(chan started, 1)
 	go func() {
@@ -253,22 +290,32 @@ func supervise(cfg *initConfig, arch seccomp.Arch, prog []bpf.RawInstruction, pa
 		// supervisor's other threads do not. The goroutine ends locked, so
 		// the filtered thread ends with it.
 		runtime.LockOSThread()
+		if restrict != nil {
+			if err := restrict(); err != nil {
+				ch <- started{err: err, refused: true}
+				return
+			}
+		}
 		listener, err := seccomp.InstallWithListener(prog)
 		if err != nil {
-			ch <- started{err: err}
+			ch <- started{err: err, refused: true}
 			return
 		}
-		cmd := &exec.Cmd{Path: path, Args: command, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+		cmd := &exec.Cmd{Path: path, Args: command, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 		err = cmd.Start()
-		ch <- started{cmd, listener, err}
+		ch <- started{cmd: cmd, listener: listener, err: err}
 	}()
 	st := <-ch
+	if st.refused {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", st.err)
+		return ExitRefused
+	}
 	if st.err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", command[0], st.err)
 		return ExitNotExecutable
 	}
 	pid := st.cmd.Process.Pid
-	v := &violations{cfg: cfg, arch: arch, last: map[string]time.Time{}}
+	v := &violations{cfg: cfg, backend: backend, arch: arch, last: map[string]time.Time{}}
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
@@ -316,11 +363,12 @@ func supervise(cfg *initConfig, arch seccomp.Arch, prog []bpf.RawInstruction, pa
 // loop cannot flood it: at most one line per process name and syscall a
 // second, and at most maxViolations lines per run.
 type violations struct {
-	cfg    *initConfig
-	arch   seccomp.Arch
-	mu     sync.Mutex
-	last   map[string]time.Time
-	logged int
+	cfg     *initConfig
+	backend string
+	arch    seccomp.Arch
+	mu      sync.Mutex
+	last    map[string]time.Time
+	logged  int
 }
 
 const maxViolations = 100
@@ -348,7 +396,7 @@ func (v *violations) record(n seccomp.Notification) {
 		Time:    now.UTC().Format(time.RFC3339Nano),
 		Event:   "violation",
 		Profile: v.cfg.Profile,
-		Backend: BackendBwrap,
+		Backend: v.backend,
 		Command: comm,
 		Message: fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what),
 	})

@@ -15,6 +15,7 @@ import (
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
 	"grok-sandbox/sbpl"
 )
@@ -33,7 +34,14 @@ type ExitError struct {
 	Err  error
 }
 
-func (e *ExitError) Error() string { return e.Err.Error() }
+// Error is empty for a plain status (a supervised command's own), which is
+// passed on without a message.
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Code is the exit status for err: 125 unless err says otherwise.
@@ -70,6 +78,12 @@ type Plan struct {
 	Init    []byte
 	// Seatbelt is the rendered profile on the darwin target.
 	Seatbelt *sbpl.Policy
+	// Bwrap is what was found of bubblewrap on a Linux host.
+	Bwrap BwrapInfo
+	// Landlock is the ruleset when bwrap is not usable.
+	Landlock *landlock.Ruleset
+	// Degraded says what is lost when the preferred backend is not used.
+	Degraded string
 }
 
 // Backends.
@@ -77,6 +91,7 @@ const (
 	BackendNone     = "none"
 	BackendBwrap    = "bwrap"
 	BackendSeatbelt = "seatbelt"
+	BackendLandlock = "landlock"
 )
 
 // Prepare resolves inv into a plan without touching the sandbox.
@@ -95,26 +110,65 @@ func Prepare(inv Invocation) (*Plan, error) {
 		return nil, err
 	}
 	plan := &Plan{Selection: sel, Config: cfg, Env: env, Policy: pol}
-	plan.Backend = chooseBackend(pol)
+	if err := plan.selectBackend(); err != nil {
+		return nil, err
+	}
 	forced := map[string]string{
 		"GROK_SANDBOX_PROFILE": pol.Profile,
 		"GROK_SANDBOX_BACKEND": plan.Backend,
 	}
-	if !pol.Enforce {
+	if plan.Backend == BackendNone {
 		forced = nil
 	}
 	plan.Environ = envpolicy.Apply(inv.Environ, cfg.Env, pol.Target, forced)
 	return plan, nil
 }
 
-func chooseBackend(p *policy.Policy) string {
+// selectBackend chooses how the policy is enforced (SPEC §9): bwrap when it
+// works; else Landlock where the policy can be expressed exactly; else
+// devbox runs unenforced with a warning and everything else is refused.
+// Every fallback is a warning, and Degraded says what is lost.
+func (plan *Plan) selectBackend() error {
+	p := plan.Policy
 	switch {
 	case !p.Enforce:
-		return BackendNone
+		plan.Backend = BackendNone
+		return nil
 	case p.Target == "darwin":
-		return BackendSeatbelt
+		plan.Backend = BackendSeatbelt
+		return nil
+	case p.Target != runtime.GOOS:
+		// Rendering for Linux elsewhere: show the primary backend.
+		plan.Backend = BackendBwrap
+		return nil
 	}
-	return BackendBwrap
+	plan.Bwrap = FindBwrap(plan.Env.GrokHome, true)
+	if plan.Bwrap.Usable {
+		plan.Backend = BackendBwrap
+		return nil
+	}
+	why := plan.Bwrap.Reason
+	if abi := landlockABI(); abi > 0 {
+		if len(p.Deny) > 0 {
+			return refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
+		}
+		rs, err := planLandlock(p, abi)
+		if err != nil {
+			return refuse("profile %s cannot be enforced with Landlock (%v), and %s", p.Profile, err, why)
+		}
+		plan.Backend, plan.Landlock = BackendLandlock, rs
+		plan.Degraded = fmt.Sprintf("%s; enforcing profile %s with Landlock (ABI %d) instead: no pid, user or mount namespace, no fresh /dev or /proc, and protected files keep their modes changeable (see `grok-sandbox explain`)", why, p.Profile, abi)
+		p.Warnings = append(p.Warnings, plan.Degraded)
+		return nil
+	}
+	const noLandlock = "Landlock is not available either (it needs Linux 5.13 or later with Landlock enabled)"
+	if p.Base == Devbox && p.Source == "built-in" {
+		plan.Backend = BackendNone
+		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
+		p.Warnings = append(p.Warnings, plan.Degraded)
+		return nil
+	}
+	return refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
 }
 
 // Render fills in the argv for the plan's backend. For the host target it
@@ -122,7 +176,7 @@ func chooseBackend(p *policy.Policy) string {
 func (plan *Plan) Render(command []string, prepare bool) error {
 	p := plan.Policy
 	switch plan.Backend {
-	case BackendNone:
+	case BackendNone, BackendLandlock:
 		plan.Argv = append([]string(nil), command...)
 		return nil
 	case BackendBwrap:
@@ -278,6 +332,11 @@ func Run(inv Invocation) error {
 		plan.log(refusedEvent(err))
 		return err
 	}
+	if plan.Degraded != "" {
+		ev := refusedEvent(errors.New(plan.Degraded))
+		ev.Event, ev.Backend = "degraded", plan.Backend
+		plan.log(ev)
+	}
 	ev := plan.appliedEvent(inv.Command)
 	plan.log(ev)
 	if inv.Verbose {
@@ -287,6 +346,12 @@ func Run(inv Invocation) error {
 }
 
 func (plan *Plan) exec() error {
+	if plan.Backend == BackendLandlock {
+		if err := closeInherited(); err != nil {
+			return err
+		}
+		return runLandlock(plan)
+	}
 	prog := plan.Argv[0]
 	if plan.Backend == BackendNone {
 		path, err := lookPathIn(prog, getenv(plan.Environ.Env, "PATH"))
@@ -365,9 +430,13 @@ func (plan *Plan) appliedEvent(command []string) Event {
 		Workspace: p.Workspace,
 		Command:   commandName(command),
 	}
-	if !p.Enforce {
+	switch {
+	case !p.Enforce:
 		ev.Event = "disabled"
 		ev.Message = "Sandbox disabled."
+	case plan.Backend == BackendNone:
+		ev.Event = "unenforced"
+		ev.Message = plan.Degraded
 	}
 	return ev
 }

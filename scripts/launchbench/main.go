@@ -6,17 +6,20 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"sort"
-	"strings"
+	"strconv"
 	"time"
 )
 
+var binFlag = flag.String("bin", "grok-sandbox", "the grok-sandbox binary")
+
 func main() {
-	bin := flag.String("bin", "grok-sandbox", "the grok-sandbox binary")
+	bin := binFlag
 	profile := flag.String("profile", "workspace", "the profile to launch")
 	n := flag.Int("n", 200, "launches of each kind")
 	flag.Parse()
@@ -25,14 +28,32 @@ func main() {
 		cmd = flag.Args()
 	}
 
-	out, err := exec.Command(*bin, append([]string{"print", "--profile", *profile, "--"}, cmd...)...).Output()
+	out, err := exec.Command(*bin, append([]string{"print", "--json", "--profile", *profile, "--"}, cmd...)...).Output()
 	if err != nil {
 		fail("print: %v", err)
 	}
-	direct := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	var printed struct {
+		Argv []string          `json:"argv"`
+		FDs  map[string][]byte `json:"fds"`
+	}
+	if err := json.Unmarshal(out, &printed); err != nil {
+		fail("print --json: %v", err)
+	}
+	direct := printed.Argv
 	direct[0], err = exec.LookPath(direct[0])
 	if err != nil {
 		fail("%v", err)
+	}
+	// The descriptors grok-sandbox hands to bwrap, at the same numbers.
+	for num, data := range printed.FDs {
+		n, _ := strconv.Atoi(num)
+		f, err := os.CreateTemp("", "launchbench")
+		if err != nil {
+			fail("%v", err)
+		}
+		os.Remove(f.Name())
+		f.Write(data)
+		fdFiles[n] = f
 	}
 	viaLauncher := append([]string{*bin, "run", "--profile", *profile, "--"}, cmd...)
 
@@ -54,9 +75,21 @@ func main() {
 	fmt.Printf("median ratio:       %.3f\n", float64(ml)/float64(mb))
 }
 
+// fdFiles are files to pass to the direct bwrap at fixed descriptor numbers.
+var fdFiles = map[int]*os.File{}
+
 func timeRun(argv []string) time.Duration {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdout, c.Stderr = nil, os.Stderr
+	if argv[0] != *binFlag {
+		for n, f := range fdFiles {
+			f.Seek(0, 0)
+			for len(c.ExtraFiles) < n-2 {
+				c.ExtraFiles = append(c.ExtraFiles, nil)
+			}
+			c.ExtraFiles[n-3] = f
+		}
+	}
 	start := time.Now()
 	if err := c.Run(); err != nil {
 		fail("%v: %v", argv, err)

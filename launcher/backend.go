@@ -1,0 +1,149 @@
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// BwrapInfo is what is known of the host's bubblewrap.
+type BwrapInfo struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+	Usable  bool   `json:"usable"`
+	// Reason says why it is not usable, and the fix.
+	Reason string `json:"reason,omitempty"`
+}
+
+// minBwrap is the oldest bubblewrap the argv is written for: 0.8.0 brought
+// --disable-userns.
+var minBwrap = [3]int{0, 8, 0}
+
+// bwrapCacheKey identifies the facts a probe result depends on: the binary,
+// the user, the kernel and its user-namespace settings. Any change probes
+// again.
+func bwrapCacheKey(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d|%d|%d", path, fi.Size(), fi.ModTime().UnixNano(), os.Getuid())
+	for _, f := range []string{"/proc/sys/kernel/osrelease", "/proc/sys/user/max_user_namespaces",
+		"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
+		data, _ := os.ReadFile(f)
+		b.WriteString("|" + strings.TrimSpace(string(data)))
+	}
+	return b.String(), nil
+}
+
+const bwrapCacheName = ".sandbox-bwrap-probe.json"
+
+type bwrapCache struct {
+	Key     string `json:"key"`
+	Version string `json:"version"`
+}
+
+// FindBwrap locates bwrap on PATH and says whether it can make a sandbox
+// here. A successful probe is remembered in GROK_HOME, keyed on everything
+// it depends on, so launches do not pay for it; a failure is never
+// remembered (so a planted cache file can only skip a probe that would
+// pass, never force a fallback).
+func FindBwrap(grokHome string, useCache bool) BwrapInfo {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return BwrapInfo{Reason: "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"}
+	}
+	info := BwrapInfo{Path: path}
+	key, err := bwrapCacheKey(path)
+	cacheFile := filepath.Join(grokHome, bwrapCacheName)
+	if err == nil && useCache {
+		var c bwrapCache
+		if data, err := os.ReadFile(cacheFile); err == nil && json.Unmarshal(data, &c) == nil && c.Key == key {
+			info.Version, info.Usable = c.Version, true
+			return info
+		}
+	}
+	info = probeBwrap(path)
+	if info.Usable && key != "" {
+		if data, err := json.Marshal(bwrapCache{Key: key, Version: info.Version}); err == nil {
+			tmp := cacheFile + ".tmp" + strconv.Itoa(os.Getpid())
+			if os.WriteFile(tmp, data, 0o600) == nil {
+				_ = os.Rename(tmp, cacheFile)
+			}
+		}
+	}
+	return info
+}
+
+var versionRe = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
+
+func probeBwrap(path string) BwrapInfo {
+	info := BwrapInfo{Path: path}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		info.Reason = fmt.Sprintf("%s --version failed (%v); reinstall bubblewrap", path, err)
+		return info
+	}
+	m := versionRe.FindStringSubmatch(string(out))
+	if m == nil {
+		info.Reason = fmt.Sprintf("%s --version printed %q, not a version; reinstall bubblewrap", path, strings.TrimSpace(string(out)))
+		return info
+	}
+	info.Version = m[0]
+	var v [3]int
+	for i := range v {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	if v[0] < minBwrap[0] || v[0] == minBwrap[0] && (v[1] < minBwrap[1] || v[1] == minBwrap[1] && v[2] < minBwrap[2]) {
+		info.Reason = fmt.Sprintf("bubblewrap %s is too old: 0.8.0 or later is needed (for --disable-userns); upgrade it", info.Version)
+		return info
+	}
+	cmd := exec.CommandContext(ctx, path, "--unshare-user", "--unshare-pid", "--disable-userns", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		info.Reason = userNSReason(strings.TrimSpace(stderr.String()), err)
+		return info
+	}
+	info.Usable = true
+	return info
+}
+
+// userNSReason explains a failed probe, naming the setting to change.
+func userNSReason(stderr string, err error) string {
+	msg := stderr
+	if msg == "" {
+		msg = err.Error()
+	}
+	if first, _, ok := strings.Cut(msg, "\n"); ok {
+		msg = first
+	}
+	read := func(f string) string {
+		data, _ := os.ReadFile(f)
+		return strings.TrimSpace(string(data))
+	}
+	switch {
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+		return fmt.Sprintf("bwrap cannot create a user namespace (%s): Ubuntu's AppArmor restricts unprivileged user namespaces; allow bwrap with an AppArmor profile, or set kernel.apparmor_restrict_unprivileged_userns=0", msg)
+	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
+		return fmt.Sprintf("bwrap cannot create a user namespace (%s): set kernel.unprivileged_userns_clone=1", msg)
+	case read("/proc/sys/user/max_user_namespaces") == "0":
+		return fmt.Sprintf("bwrap cannot create a user namespace (%s): set user.max_user_namespaces above 0", msg)
+	}
+	return fmt.Sprintf("bwrap does not work here (%s); check that user namespaces are enabled", msg)
+}
+
+var errNoBackend = errors.New("no sandbox backend")

@@ -1,0 +1,43 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkPrepare measures everything run does before exec: locating the
+// directories, reading config, resolving, the environment policy, finding
+// bwrap and rendering the argv.
+func BenchmarkPrepare(b *testing.B) {
+	dir := b.TempDir()
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(ws, 0o755)
+	environ := append(os.Environ(), "HOME="+home)
+	for _, profile := range []string{Workspace, Strict} {
+		b.Run(profile, func(b *testing.B) {
+			inv := Invocation{Request: Request{Profile: profile, ProfileFrom: "--profile", Workspace: ws, Target: runtime.GOOS, Environ: environ}, Command: []string{"/bin/true"}}
+			for i := 0; i < b.N; i++ {
+				plan, err := Prepare(inv)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := plan.Render(inv.Command, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendEvent measures the event-log write every launch makes.
+func BenchmarkAppendEvent(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		if err := AppendEvent(dir, Event{Event: "applied", Profile: "workspace"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

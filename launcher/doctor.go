@@ -1,0 +1,92 @@
+package launcher
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+)
+
+// Doctor reports what this machine can enforce and what the config says:
+// platform, bubblewrap, user namespaces, Landlock, which backend would
+// enforce each profile, the config files, and every global/project conflict
+// with how to resolve it.
+func Doctor(inv Invocation, w io.Writer) error {
+	env, err := LocateEnv(inv.Request)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "platform:   %s/%s", runtime.GOOS, runtime.GOARCH)
+	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		fmt.Fprintf(w, ", kernel %s", strings.TrimSpace(string(rel)))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "GROK_HOME:  %s\n", env.GrokHome)
+	fmt.Fprintf(w, "workspace:  %s\n", env.Workspace)
+	if runtime.GOOS == "linux" {
+		b := FindBwrap(env.GrokHome, false)
+		switch {
+		case b.Path == "":
+			fmt.Fprintf(w, "bwrap:      not found: %s\n", b.Reason)
+		case b.Usable:
+			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", b.Path, b.Version)
+		default:
+			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", b.Path, b.Version, b.Reason)
+		}
+		for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
+			if data, err := os.ReadFile(f); err == nil {
+				fmt.Fprintf(w, "userns:     %s = %s\n", strings.TrimPrefix(f, "/proc/sys/"), strings.TrimSpace(string(data)))
+			}
+		}
+		if abi := landlockABI(); abi > 0 {
+			fmt.Fprintf(w, "landlock:   ABI %d\n", abi)
+		} else {
+			fmt.Fprintln(w, "landlock:   not available (needs Linux 5.13 or later with Landlock enabled)")
+		}
+	}
+	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	if err != nil {
+		fmt.Fprintf(w, "config:     ERROR %v\n", err)
+		return err
+	}
+	fmt.Fprintln(w, "\nconfig files:")
+	for _, f := range []string{cfg.GlobalFile, cfg.ProjectFile, cfg.GeneralFile} {
+		state := "not present"
+		if contains(cfg.Files, f) {
+			state = "read"
+		}
+		fmt.Fprintf(w, "  %-11s %s\n", state, f)
+	}
+	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
+	names := append([]string{}, Builtins[1:]...)
+	names = append(names, sortedKeys(cfg.Profiles)...)
+	for _, name := range names {
+		req := inv.Request
+		req.Profile, req.ProfileFrom, req.Target = name, "doctor", runtime.GOOS
+		plan, err := Prepare(Invocation{Request: req})
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "  %-12s REFUSED: %v\n", name, err)
+		case plan.Degraded != "":
+			fmt.Fprintf(w, "  %-12s %s (degraded: %s)\n", name, plan.Backend, plan.Degraded)
+		default:
+			fmt.Fprintf(w, "  %-12s %s\n", name, plan.Backend)
+		}
+	}
+	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 {
+		fmt.Fprintln(w, "\nconflicts: none")
+		return nil
+	}
+	fmt.Fprintln(w, "\nconflicts:")
+	for _, c := range cfg.Conflicts {
+		fmt.Fprintf(w, "  profile %q is defined in both files, differently:\n", c.Name)
+		fmt.Fprintf(w, "    used:    %s:%d (global)\n", c.Global.File, c.Global.Line)
+		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", c.Project.File, c.Project.Line)
+		fmt.Fprintf(w, "    to resolve: rename the project's profile (a project can only add names), or make the two definitions identical, or delete one\n")
+	}
+	for _, s := range cfg.Shadowed {
+		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", s.Name, s.File, s.Line, s.Name)
+	}
+	return nil
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package launcher
+
+import (
+	"grok-sandbox/launcher/landlock"
+	"grok-sandbox/launcher/policy"
+)
+
+func landlockABI() int { return 0 }
+
+func planLandlock(p *policy.Policy, abi int) (*landlock.Ruleset, error) {
+	return nil, refuse("Landlock exists only on Linux")
+}
+
+func runLandlock(plan *Plan) error { return refuse("Landlock exists only on Linux") }
