@@ -1,0 +1,43 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzLoadConfig feeds arbitrary bytes to the sandbox.toml and config.toml
+// parsers and checks that they never panic, and that whatever they accept
+// resolves without panicking either: bad input gets an error, never a crash
+// or a half-built sandbox.
+func FuzzLoadConfig(f *testing.F) {
+	f.Add([]byte("[profiles.a]\nextends = \"strict\"\ndeny = [\"**/.env\"]\n"), []byte("[sandbox]\nprofile = \"a\"\n"))
+	f.Add([]byte("[profiles.a]\nread_only = [\"/**\", \" x\", \"a[\"]\nrestrict_network = 3\n"), []byte("[shell_environment_policy]\ninherit = \"core\"\nexclude = [\"A*\"]\n"))
+	f.Add([]byte("[profiles]\na = 1\n"), []byte("sandbox = 1\n"))
+	f.Add([]byte("[profiles.\"x.y\"]\ndeny = [\"[!/]\", \"{a,b}\"]\n"), []byte("[shell_environment_policy]\nset = { A = 1 }\n"))
+	f.Fuzz(func(t *testing.T, sandbox, general []byte) {
+		dir := t.TempDir()
+		home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+		grokHome := filepath.Join(home, ".grok")
+		for _, d := range []string{grokHome, ws} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.WriteFile(filepath.Join(grokHome, "sandbox.toml"), sandbox, 0o644)
+		os.WriteFile(filepath.Join(grokHome, "config.toml"), general, 0o644)
+		cfg, err := LoadConfig(grokHome, ws)
+		if err != nil {
+			if msg := err.Error(); !strings.Contains(msg, grokHome) || strings.Contains(msg, "\n") {
+				t.Fatalf("error does not name the file on one line: %q", msg)
+			}
+			return
+		}
+		env := Env{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
+		for name := range cfg.Profiles {
+			req := Request{Profile: name, ProfileFrom: "--profile", Target: "darwin", Environ: []string{"HOME=" + home}}
+			_, _ = Resolve(req, env, cfg, Selection{Name: name, By: "fuzz"})
+		}
+	})
+}
