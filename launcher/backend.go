@@ -135,8 +135,12 @@ func userNSReason(stderr string, err error) string {
 		data, _ := os.ReadFile(f)
 		return strings.TrimSpace(string(data))
 	}
+	// What bwrap prints when Ubuntu's AppArmor stops it from writing its
+	// uid map, whether or not the sysctl can be read here.
+	apparmorLike := strings.Contains(msg, "setting up uid map: Permission denied") ||
+		strings.Contains(msg, "No permissions to create new namespace")
 	switch {
-	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" || apparmorLike && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") != "0":
 		return fmt.Sprintf("bwrap cannot create a user namespace (%s): Ubuntu's AppArmor restricts unprivileged user namespaces; allow bwrap with an AppArmor profile, or set kernel.apparmor_restrict_unprivileged_userns=0", msg)
 	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
 		return fmt.Sprintf("bwrap cannot create a user namespace (%s): set kernel.unprivileged_userns_clone=1", msg)

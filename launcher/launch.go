@@ -113,6 +113,11 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err := plan.selectBackend(); err != nil {
 		return nil, err
 	}
+	if plan.Backend == BackendBwrap && pol.Target == runtime.GOOS && needsInit(pol) {
+		if _, err := exposeSelf(pol); err != nil {
+			return nil, err
+		}
+	}
 	forced := map[string]string{
 		"GROK_SANDBOX_PROFILE": pol.Profile,
 		"GROK_SANDBOX_BACKEND": plan.Backend,

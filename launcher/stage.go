@@ -115,17 +115,33 @@ func (plan *Plan) initStage(opts *argv.Options) (*initConfig, error) {
 		opts.SeccompFD = fdSeccomp
 		return nil, nil
 	}
+	self, err := exposeSelf(p)
+	if err != nil {
+		return nil, err
+	}
+	opts.Init = []string{self, InitCommand, strconv.Itoa(fdInit), "--"}
+	return cfg, nil
+}
+
+// needsInit reports whether a bwrap launch of p goes through the init stage.
+func needsInit(p *policy.Policy) bool {
+	return networkMode(p) == seccomp.NetworkNotify || len(p.Masks) > maxBwrapMasks
+}
+
+// exposeSelf makes sure the sandbox can run grok-sandbox's own executable
+// for the init stage, adding a read grant for that one file when the profile
+// does not expose it (strict, with the binary under home).
+func exposeSelf(p *policy.Policy) (string, error) {
 	self, err := selfPath()
 	if err != nil {
-		return nil, refuse("cannot find grok-sandbox's own executable for the sandbox's init stage: %v", err)
+		return "", refuse("cannot find grok-sandbox's own executable for the sandbox's init stage: %v", err)
 	}
 	if !p.Exposed(self) {
 		p.Grants = append(p.Grants, policy.Grant{Path: self, Access: policy.Read,
 			Why: "grok-sandbox's init stage", Source: "launcher"})
 		policy.SortGrants(p.Grants)
 	}
-	opts.Init = []string{self, InitCommand, strconv.Itoa(fdInit), "--"}
-	return cfg, nil
+	return self, nil
 }
 
 func encodeInit(cfg *initConfig) ([]byte, error) {
