@@ -46,7 +46,17 @@ func bwrapCacheKey(path string) (string, error) {
 	return b.String(), nil
 }
 
-const bwrapCacheName = ".sandbox-bwrap-probe.json"
+// bwrapCachePath is where a successful probe is remembered: the user's cache
+// directory, which the sandboxes do not make writable (GROK_HOME is), and
+// GROK_HOME only when there is none.
+func bwrapCachePath(grokHome string) string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		if err := os.MkdirAll(filepath.Join(dir, "grok-sandbox"), 0o700); err == nil {
+			return filepath.Join(dir, "grok-sandbox", "bwrap-probe.json")
+		}
+	}
+	return filepath.Join(grokHome, ".sandbox-bwrap-probe.json")
+}
 
 type bwrapCache struct {
 	Key     string `json:"key"`
@@ -65,7 +75,7 @@ func FindBwrap(grokHome string, useCache bool) BwrapInfo {
 	}
 	info := BwrapInfo{Path: path}
 	key, err := bwrapCacheKey(path)
-	cacheFile := filepath.Join(grokHome, bwrapCacheName)
+	cacheFile := bwrapCachePath(grokHome)
 	if err == nil && useCache {
 		var c bwrapCache
 		if data, err := os.ReadFile(cacheFile); err == nil && json.Unmarshal(data, &c) == nil && c.Key == key {

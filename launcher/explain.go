@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
 )
 
@@ -184,6 +185,10 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 		fmt.Fprintf(w, "\nLandlock (ABI %d) enforces this run instead of bubblewrap:\n", plan.Landlock.ABI)
 		for _, note := range plan.Landlock.Notes {
 			fmt.Fprintf(w, "  %s\n", note)
+		}
+		fmt.Fprintln(w, "Landlock rules:")
+		for _, r := range plan.Landlock.Rules {
+			fmt.Fprintf(w, "  %s  %s\n", r.Path, landlock.AccessString(r.Access))
 		}
 	}
 	if p.Target == "darwin" {

@@ -110,7 +110,8 @@ func startCommand(cfg *initConfig, backend string, restrict func() error, comman
 	}
 	path, err := lookPathIn(command[0], getenv(env, "PATH"))
 	if err != nil {
-		return notFound(command[0], exec.ErrNotFound)
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+		return Code(err)
 	}
 	if cfg.Network != seccomp.NetworkNotify {
 		if restrict != nil {

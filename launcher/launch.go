@@ -267,51 +267,47 @@ func prepareMasks(grokHome string) error {
 	return nil
 }
 
-// lookCommand finds the command the way the sandbox will (with the final
+// lookPathIn finds the command the way the sandbox will (with the final
 // environment's PATH), to exit 127 or 126 as a shell would before anything
 // starts.
-func lookCommand(command []string, environ []string) error {
-	name := command[0]
-	path := name
-	if !strings.Contains(name, "/") {
-		var found bool
-		var denied error
-		for _, dir := range filepath.SplitList(getenv(environ, "PATH")) {
-			if dir == "" {
-				dir = "."
-			}
-			cand := filepath.Join(dir, name)
-			fi, err := os.Stat(cand)
-			if err != nil || fi.IsDir() {
-				continue
-			}
-			if fi.Mode()&0o111 == 0 {
-				denied = fmt.Errorf("%s: permission denied", cand)
-				continue
-			}
-			found = true
-			break
-		}
-		if !found {
-			if denied != nil {
-				return &ExitError{Code: ExitNotExecutable, Err: denied}
-			}
-			return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+func lookPathIn(name, path string) (string, error) {
+	check := func(cand string) error {
+		fi, err := os.Stat(cand)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: no such file", cand)}
+		case err != nil:
+			return &ExitError{Code: ExitNotExecutable, Err: err}
+		case fi.IsDir():
+			return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("%s: is a directory", cand)}
+		case fi.Mode()&0o111 == 0:
+			return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("%s: permission denied", cand)}
 		}
 		return nil
 	}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: no such file", path)}
-	case err != nil:
-		return &ExitError{Code: ExitNotExecutable, Err: err}
-	case fi.IsDir():
-		return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("%s: is a directory", path)}
-	case fi.Mode()&0o111 == 0:
-		return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("%s: permission denied", path)}
+	if strings.Contains(name, "/") {
+		return name, check(name)
 	}
-	return nil
+	var denied error
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		cand := filepath.Join(dir, name)
+		err := check(cand)
+		if err == nil {
+			return cand, nil
+		}
+		if Code(err) == ExitNotExecutable && denied == nil {
+			if fi, serr := os.Stat(cand); serr == nil && !fi.IsDir() {
+				denied = err
+			}
+		}
+	}
+	if denied != nil {
+		return "", denied
+	}
+	return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
 }
 
 // Run prepares the sandbox and replaces this process with it. It returns
@@ -329,7 +325,7 @@ func Run(inv Invocation) error {
 	if plan.Selection.By == "default" {
 		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+plan.Config.GeneralFile+")")
 	}
-	if err := lookCommand(inv.Command, plan.Environ.Env); err != nil {
+	if _, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH")); err != nil {
 		plan.log(refusedEvent(err))
 		return err
 	}
@@ -361,7 +357,7 @@ func (plan *Plan) exec() error {
 	if plan.Backend == BackendNone {
 		path, err := lookPathIn(prog, getenv(plan.Environ.Env, "PATH"))
 		if err != nil {
-			return &ExitError{Code: ExitNotFound, Err: err}
+			return err
 		}
 		prog = path
 	}
@@ -400,22 +396,6 @@ func (plan *Plan) exec() error {
 		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", prog, err)}
 	}
 	return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("cannot execute %s: %v", prog, err)}
-}
-
-func lookPathIn(name, path string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		cand := filepath.Join(dir, name)
-		if fi, err := os.Stat(cand); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return cand, nil
-		}
-	}
-	return "", fmt.Errorf("%s: command not found", name)
 }
 
 func warn(w io.Writer, plan *Plan) {
