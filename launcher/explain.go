@@ -241,12 +241,11 @@ func networkWords(p *policy.Policy) map[string]string {
 func explainEnv(w io.Writer, r envpolicy.Result) {
 	names := envNames(r)
 	fmt.Fprintln(w, "\nenvironment (names only):")
-	for _, action := range []string{envpolicy.ActionDropped, envpolicy.ActionSet, envpolicy.ActionForced} {
+	for _, action := range []string{envpolicy.ActionDropped, envpolicy.ActionSet, envpolicy.ActionForced, envpolicy.ActionKept} {
 		if len(names[action]) > 0 {
 			fmt.Fprintf(w, "  %-8s %s\n", action, strings.Join(names[action], " "))
 		}
 	}
-	fmt.Fprintf(w, "  %-8s %d variables\n", "kept", len(names[envpolicy.ActionKept]))
 }
 
 func explainWarnings(w io.Writer, p *policy.Policy) {
