@@ -127,11 +127,6 @@ func Render(p *policy.Policy) (Policy, error) {
 	if p.Network.RestrictChildren && !p.Network.Isolate {
 		out.Notes = append(out.Notes, "restrict_network has no effect on macOS: Seatbelt cannot tell the wrapped command from the processes it starts, so both keep the network")
 	}
-	for _, d := range p.Deny {
-		if strings.Contains(d.Rest, "/") {
-			out.Notes = append(out.Notes, fmt.Sprintf("deny %q: a directory between %s and a match can still be renamed, which moves the match out of the pattern", d.Entry, d.Prefix))
-		}
-	}
 	return out, nil
 }
 
@@ -318,14 +313,54 @@ func denyRules(w *writer, p *policy.Policy) error {
 		if len(filters) > 0 {
 			w.line("(deny file-write-unlink %s)", strings.Join(filters, " "))
 		}
+		if d.Rest != "" {
+			pins, err := globPins(d)
+			if err != nil {
+				return err
+			}
+			for _, re := range pins {
+				w.line("(deny file-write-unlink (regex %s))", re)
+			}
+		}
 	}
 	return nil
+}
+
+// globPins returns regexes for the directories inside a glob whose rename
+// could carry a match out of it: those matching a leading part of the
+// pattern that ends in a segment other than "**". (Moving a directory
+// matched by "**" keeps everything below it matched by "**".) In
+// "certs/*/key.pem" that is every directory certs/*; in "**/.env", none.
+func globPins(d policy.DenyRule) ([]string, error) {
+	segs := strings.Split(d.Rest, "/")
+	var out []string
+	for k := 1; k < len(segs); k++ {
+		if segs[k-1] == "**" {
+			continue
+		}
+		re, err := rawRegex(policy.DenyRule{Entry: d.Entry, Prefix: d.Prefix, Rest: strings.Join(segs[:k], "/")})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, re)
+	}
+	return out, nil
 }
 
 // regexFor returns the Seatbelt regex literal for a deny glob: the
 // pattern's own regex, extended to everything below a match, as a matching
 // directory hides its contents.
-func regexFor(d policy.DenyRule) (lit string, err error) {
+func regexFor(d policy.DenyRule) (string, error) {
+	re, err := rawRegex(d)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(re, `$"`) + `(/[^/]+)*$"`, nil
+}
+
+// rawRegex is the Seatbelt regex literal matching exactly what the glob
+// matches.
+func rawRegex(d policy.DenyRule) (lit string, err error) {
 	defer func() {
 		// Regex panics on a pattern that does not compile. The resolver
 		// validated it already; fail closed rather than crash if not.
@@ -334,7 +369,6 @@ func regexFor(d policy.DenyRule) (lit string, err error) {
 		}
 	}()
 	re := globexpand.Pattern{Entry: d.Entry, Glob: true, Prefix: d.Prefix, Rest: d.Rest}.Regex()
-	re = strings.TrimSuffix(re, "$") + "(/[^/]+)*$"
 	// #"..." is read raw, backslashes included, up to the next '"'; there
 	// is no way to write a '"' inside it.
 	if strings.ContainsRune(re, '"') {

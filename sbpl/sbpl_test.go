@@ -215,10 +215,11 @@ var probes = []probe{
 	{"custom", "write", sessions, A, ""},
 	{"custom", "unlink", grok, D, ""},
 	{"custom", "net", "", D, ""},
-	// The known macOS gap (see Render's notes): a directory between a
-	// glob's prefix and a match can be renamed. Linux pins the parents of
-	// every match that exists at launch.
-	{"custom", "unlink", ws + "/a", A, "a directory between a glob's prefix and a match is not pinned by Seatbelt"},
+	// A directory under a "**" of a glob can be renamed on macOS: whatever
+	// it holds still matches "**/.env" afterwards, and the regex applies
+	// at run time. Linux pins the parents of every match that exists at
+	// launch, since its masks are fixed then.
+	{"custom", "unlink", ws + "/a", A, "renaming a directory under ** keeps its matches matched on macOS; Linux pins parents of launch-time matches"},
 }
 
 // seatbeltOps maps a probe to the Seatbelt operation the kernel checks.
@@ -407,5 +408,42 @@ func TestDeterministicAndArgs(t *testing.T) {
 		"--", "sh", "-c", "echo hi"}
 	if !reflect.DeepEqual(args, want) {
 		t.Errorf("args %q\nwant %q", args, want)
+	}
+}
+
+// Directories inside a glob whose rename could carry a match out of it are
+// pinned: certs/* for "certs/*/key.pem", x directories for "**/x/*.pem";
+// others stay renamable.
+func TestGlobPins(t *testing.T) {
+	p := newPolicy("custom", true, grant(ws, policy.Write), grant(grok, policy.Write))
+	deny(t, p, "certs/*/key.pem", "**/x/*.pem")
+	s, err := Render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := check(s.Text, s.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		op, path string
+		allow    bool
+	}{
+		{"file-read-data", ws + "/certs/a/key.pem", false},
+		{"file-read-data", ws + "/certs/a/other.pem", true},
+		{"file-write-unlink", ws + "/certs/a", false},
+		{"file-write-unlink", ws + "/certs", false},
+		{"file-write-unlink", ws + "/certs/a/b", true},
+		{"file-write-unlink", ws + "/other", true},
+		{"file-read-data", ws + "/q/x/k.pem", false},
+		{"file-write-unlink", ws + "/q/x", false},
+		{"file-write-unlink", ws + "/x", false},
+		{"file-write-unlink", ws + "/q", true},
+		{"file-write-unlink", ws + "/q/y", true},
+	}
+	for _, c := range cases {
+		if allow, by := pr.decide(c.op, c.path); allow != c.allow {
+			t.Errorf("%s %s: allow=%v (by %s), want %v", c.op, c.path, allow, by, c.allow)
+		}
 	}
 }
