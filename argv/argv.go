@@ -93,6 +93,7 @@ func Sandbox(p *policy.Policy, o Options) []string {
 	layers := p.Layers()
 	// The root comes first, whatever grants it: a bind of / after /dev and
 	// /proc would cover them with the host's.
+	rootBound := true
 	if len(layers) > 0 && layers[0].Path == "/" {
 		if layers[0].Access == policy.Write {
 			add("--bind", "/", "/")
@@ -102,10 +103,16 @@ func Sandbox(p *policy.Policy, o Options) []string {
 		layers = layers[1:]
 	} else if p.ReadAll {
 		add("--ro-bind", "/", "/")
+	} else {
+		rootBound = false
 	}
 	add("--dev", "/dev", "--proc", "/proc")
-	for _, l := range p.Links {
-		add("--symlink", l.Target, l.Path)
+	// Links are recreated only on the empty root; where the host's / is
+	// bound they are there already (and bwrap cannot replace them).
+	if !rootBound {
+		for _, l := range p.Links {
+			add("--symlink", l.Target, l.Path)
+		}
 	}
 	for _, l := range layers {
 		if l.Access == policy.Write {
@@ -131,7 +138,7 @@ func Sandbox(p *policy.Policy, o Options) []string {
 		root := filepath.Dir(o.MaskFile)
 		add("--ro-bind", root, root)
 	}
-	if !p.ReadAll {
+	if !rootBound {
 		// The empty root bwrap starts from is a tmpfs; make it read-only
 		// so nothing can be created outside the grants.
 		add("--remount-ro", "/")
