@@ -24,6 +24,9 @@ import (
 	"grok-sandbox/launcher/policy"
 )
 
+// procReadOnly are the parts of the fresh /proc bound read-only.
+var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
+
 // Options are the Linux facts the policy does not carry.
 type Options struct {
 	Bwrap string // path of the bwrap binary: argv[0]
@@ -107,6 +110,13 @@ func Sandbox(p *policy.Policy, o Options) []string {
 		rootBound = false
 	}
 	add("--dev", "/dev", "--proc", "/proc")
+	// Sysctl and sysrq-trigger writes are checked against the uid alone:
+	// a root command holding no capability could still rewrite the host's
+	// kernel.core_pattern. bwrap 0.8.0 leaves them writable; cover them.
+	// (-try: a kernel without sysrq has no sysrq-trigger in either /proc.)
+	for _, d := range procReadOnly {
+		add("--ro-bind-try", d, d)
+	}
 	// Links are recreated only on the empty root; where the host's / is
 	// bound they are there already (and bwrap cannot replace them).
 	if !rootBound {

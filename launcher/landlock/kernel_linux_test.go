@@ -198,6 +198,15 @@ func kernelChild(mode, root string) int {
 		}
 		return err
 	}
+	// openOnly opens and closes without writing: for files whose write
+	// would change the host (sysctls), even in the control run.
+	openOnly := func(path string, flags int) error {
+		fd, err := unix.Open(path, flags|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}
 	read := func(path string) error { _, err := os.ReadFile(path); return err }
 	write := func(path string) error { return open(path, unix.O_WRONLY|unix.O_APPEND) }
 	create := func(path string) error { return open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC) }
@@ -280,7 +289,15 @@ func kernelChild(mode, root string) int {
 	// Devices and /proc.
 	expect("write /dev/null (O_TRUNC)", create("/dev/null"))
 	expect("read /dev/urandom", open("/dev/urandom", unix.O_RDONLY))
-	expect("write /proc/self/comm", open("/proc/self/comm", unix.O_WRONLY|unix.O_TRUNC))
+	// /proc is read-only: sysctls and sysrq-trigger check only the uid,
+	// so root without capabilities could rewrite the host's. (Opened, never
+	// written: a regression must not change the host.)
+	expect("open /proc/self/comm for writing", openOnly("/proc/self/comm", unix.O_WRONLY), acc)
+	expect("open kernel.core_pattern for writing", openOnly("/proc/sys/kernel/core_pattern", unix.O_WRONLY), acc)
+	if _, err := os.Stat("/proc/sysrq-trigger"); err == nil {
+		expect("open /proc/sysrq-trigger for writing", openOnly("/proc/sysrq-trigger", unix.O_WRONLY), acc)
+	}
+	expect("read /proc/self/status", openOnly("/proc/self/status", unix.O_RDONLY))
 
 	// Signals.
 	expect("signal itself", unix.Kill(os.Getpid(), 0))

@@ -32,10 +32,10 @@
 // TRUNCATE (a shell's "> /dev/null" opens with O_TRUNC) and IOCTL_DEV on
 // /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, /dev/tty,
 // /dev/ptmx and beneath /dev/pts (plus READ_DIR on /dev/pts); /proc gets the
-// read rights plus WRITE_FILE and TRUNCATE (privileged writes fail anyway
-// with capabilities dropped, and Landlock forbids ptrace-like access to
-// processes outside the sandbox). Nothing else in /dev is writable (/dev/shm
-// included). ReadAll adds the read rights on "/".
+// read rights only: sysctls and sysrq-trigger check the uid, not
+// capabilities, so a root command without capabilities could otherwise
+// rewrite the host's kernel.core_pattern (writes to /proc/self fail too).
+// Nothing else in /dev is writable (/dev/shm included). ReadAll adds the read rights on "/".
 //
 // # Splitting
 //
@@ -113,8 +113,11 @@ const (
 	fileRights = accessExecute | accessWriteFile | accessReadFile | accessTruncate | accessIoctlDev
 	// deviceRights are the rights on the shared devices.
 	deviceRights = accessReadFile | accessWriteFile | accessTruncate | accessIoctlDev
-	// procRights are the rights on /proc.
-	procRights = readRights | accessWriteFile | accessTruncate
+	// procRights are the rights on /proc: read only. Sysctl and
+	// sysrq-trigger writes are checked against the uid alone, so a root
+	// command without capabilities could otherwise rewrite the host's
+	// kernel.core_pattern.
+	procRights = readRights
 )
 
 var accessNames = []string{
