@@ -105,6 +105,13 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				return asUser, nil
 			case "root":
 				return os.Geteuid() == 0 && !asUser, nil
+			case "harnessroot":
+				// The test process itself is root (in both passes), so
+				// exec steps may prepare host paths such as /data.
+				return os.Geteuid() == 0, nil
+			case "nodata":
+				_, err := os.Lstat("/data")
+				return os.IsNotExist(err), nil
 			}
 			return false, errors.New("unknown condition " + cond)
 		},
