@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -159,5 +158,3 @@ func userNSReason(stderr string, err error) string {
 	}
 	return fmt.Sprintf("bwrap does not work here (%s); check that user namespaces are enabled", msg)
 }
-
-var errNoBackend = errors.New("no sandbox backend")

@@ -334,8 +334,8 @@ func Run(inv Invocation) error {
 		return err
 	}
 	if plan.Degraded != "" {
-		ev := refusedEvent(errors.New(plan.Degraded))
-		ev.Event, ev.Backend = "degraded", plan.Backend
+		ev := newEvent("degraded", plan.Degraded)
+		ev.Backend = plan.Backend
 		plan.log(ev)
 	}
 	ev := plan.appliedEvent(inv.Command)
@@ -426,9 +426,11 @@ func (plan *Plan) appliedEvent(command []string) Event {
 	return ev
 }
 
-func refusedEvent(err error) Event {
-	return Event{Time: time.Now().UTC().Format(time.RFC3339Nano), Event: "refused", Message: err.Error()}
+func newEvent(kind, message string) Event {
+	return Event{Time: time.Now().UTC().Format(time.RFC3339Nano), Event: kind, Message: message}
 }
+
+func refusedEvent(err error) Event { return newEvent("refused", err.Error()) }
 
 func (plan *Plan) log(ev Event) {
 	if ev.Profile == "" {

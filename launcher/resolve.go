@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"grok-sandbox/globexpand"
@@ -444,10 +443,15 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 	}
 	// Parents first; a path inside a masked directory is hidden already,
 	// and mounting on it would fail, since the mask has nothing inside.
-	sort.SliceStable(p.Masks, func(i, j int) bool {
-		return policy.Depth(p.Masks[i].Path) < policy.Depth(p.Masks[j].Path) ||
-			policy.Depth(p.Masks[i].Path) == policy.Depth(p.Masks[j].Path) && p.Masks[i].Path < p.Masks[j].Path
-	})
+	paths := make([]string, len(p.Masks))
+	byPath := map[string]policy.Mask{}
+	for i, m := range p.Masks {
+		paths[i], byPath[m.Path] = m.Path, m
+	}
+	policy.SortPaths(paths)
+	for i, path := range paths {
+		p.Masks[i] = byPath[path]
+	}
 	kept := p.Masks[:0]
 	for _, m := range p.Masks {
 		covered := false

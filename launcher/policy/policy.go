@@ -228,13 +228,14 @@ func (p *Policy) Layers() []Layer {
 // SortPaths orders paths parents first, then by name, so that a mount of a
 // directory never covers one made earlier below it.
 func SortPaths(paths []string) {
-	sort.Slice(paths, func(i, j int) bool {
-		di, dj := Depth(paths[i]), Depth(paths[j])
-		if di != dj {
-			return di < dj
-		}
-		return paths[i] < paths[j]
-	})
+	sort.Slice(paths, func(i, j int) bool { return shallowFirst(paths[i], paths[j]) })
+}
+
+func shallowFirst(a, b string) bool {
+	if da, db := Depth(a), Depth(b); da != db {
+		return da < db
+	}
+	return a < b
 }
 
 // Exposed reports whether path is visible at all under the policy.
@@ -244,11 +245,5 @@ func (p *Policy) Exposed(path string) bool {
 
 // SortGrants orders grants parents first, then by path.
 func SortGrants(gs []Grant) {
-	sort.SliceStable(gs, func(i, j int) bool {
-		di, dj := Depth(gs[i].Path), Depth(gs[j].Path)
-		if di != dj {
-			return di < dj
-		}
-		return gs[i].Path < gs[j].Path
-	})
+	sort.SliceStable(gs, func(i, j int) bool { return shallowFirst(gs[i].Path, gs[j].Path) })
 }

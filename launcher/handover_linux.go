@@ -1,3 +1,5 @@
+// The descriptors, signal mask and argv handed to bwrap at exec.
+
 package launcher
 
 import (
