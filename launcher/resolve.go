@@ -430,6 +430,13 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 		} else if fi, err := os.Lstat(m.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			p.Skipped = append(p.Skipped, policy.Skipped{Path: m.Path, Entry: m.Entry, Reason: "dangling symlink"})
 			continue
+		} else if parent, err := filepath.EvalSymlinks(filepath.Dir(m.Path)); err == nil {
+			// An exact entry may name the file through a symlinked
+			// directory: mask and pin the real path, or renaming the real
+			// parent would carry the secret away.
+			path = filepath.Join(parent, filepath.Base(m.Path))
+		} else {
+			return refuse("deny %q: cannot resolve %s: %v", m.Entry, filepath.Dir(m.Path), err)
 		}
 		if !p.Exposed(path) {
 			p.Skipped = append(p.Skipped, policy.Skipped{Path: path, Entry: m.Entry, Reason: "not exposed by the profile"})
