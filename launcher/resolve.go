@@ -287,9 +287,12 @@ func protectHooks(p *policy.Policy, t target, env Env) error {
 	if err := ensureReal(registry, false); err != nil {
 		return err
 	}
-	targets, err := hookTargets(registry)
+	targets, ignored, err := hookTargets(registry)
 	if err != nil {
 		return err
+	}
+	for _, line := range ignored {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: relative line %s is ignored (only absolute targets are protected)", registry, line))
 	}
 	protected := append([]string{hooks, registry}, targets...)
 	pinned := map[string]bool{}
@@ -347,10 +350,10 @@ func ensureReal(path string, dir bool) error {
 // Blank lines and lines starting with # are ignored, and so are relative
 // lines; a target with a symlink in any component, one that does not exist,
 // or a line with white space around the path refuses the run.
-func hookTargets(registry string) ([]string, error) {
+func hookTargets(registry string) (targets, ignored []string, err error) {
 	data, err := os.ReadFile(registry)
 	if err != nil {
-		return nil, refuse("hook protection: %v", err)
+		return nil, nil, refuse("hook protection: %v", err)
 	}
 	var out []string
 	for i, line := range strings.Split(string(data), "\n") {
@@ -360,20 +363,21 @@ func hookTargets(registry string) ([]string, error) {
 			continue
 		}
 		if trimmed != line && strings.HasPrefix(trimmed, "/") {
-			return nil, refuse("%s:%d: %q has white space around the path; remove it", registry, i+1, line)
+			return nil, nil, refuse("%s:%d: %q has white space around the path; remove it", registry, i+1, line)
 		}
 		if !strings.HasPrefix(line, "/") {
+			ignored = append(ignored, fmt.Sprintf("%d (%q)", i+1, line))
 			continue
 		}
 		if filepath.Clean(line) != line {
-			return nil, refuse("%s:%d: %q is not a clean absolute path; write it as %s", registry, i+1, line, filepath.Clean(line))
+			return nil, nil, refuse("%s:%d: %q is not a clean absolute path; write it as %s", registry, i+1, line, filepath.Clean(line))
 		}
 		if err := noSymlinkComponents(line); err != nil {
-			return nil, refuse("%s:%d: hook target %s", registry, i+1, err)
+			return nil, nil, refuse("%s:%d: hook target %s", registry, i+1, err)
 		}
 		out = append(out, line)
 	}
-	return out, nil
+	return out, ignored, nil
 }
 
 func noSymlinkComponents(path string) error {
