@@ -34,7 +34,7 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		return err
 	}
 	warn(inv.Stderr, plan)
-	if err := plan.Render(inv.Command, false); err != nil {
+	if err := plan.Render(inv.Command, ""); err != nil {
 		return err
 	}
 	if asJSON {
