@@ -82,4 +82,3 @@ func TestViaArgsFDRefusesPastBwrapLimit(t *testing.T) {
 		t.Fatal("accepted")
 	}
 }
-
