@@ -125,53 +125,69 @@ func readFD(fd int) ([]byte, error) {
 	}
 }
 
+// maskStaging is where the init stage stages the masks' sources: /dev/shm
+// of the fresh /dev, a directory no deny entry can name (every sandbox gets
+// its own /dev). The staging tmpfs is detached before anything else runs,
+// so afterwards no path reaches the sources, in this sandbox or any other.
+const maskStaging = "/dev/shm"
+
 // mountMasks covers each masked path with an empty, mode-0000, read-only
-// file or directory of a private tmpfs that is mounted nowhere else: the
-// sources are reachable by no path, in this sandbox or any other.
+// file or directory of a private tmpfs (the same mechanism as bwrap's
+// --ro-bind, from a source that is nobody's to change).
 func mountMasks(masks []policy.Mask) error {
-	fsfd, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("cannot create the masks' tmpfs (fsopen needs Linux 5.2): %v", err)
+	for _, m := range masks {
+		if policy.Within(m.Path, maskStaging) {
+			return fmt.Errorf("cannot mask %s: the init stage stages masks in %s", m.Path, maskStaging)
+		}
 	}
-	defer unix.Close(fsfd)
-	if err := unix.FsconfigSetString(fsfd, "mode", "0700"); err != nil {
-		return fmt.Errorf("configuring the masks' tmpfs: %v", err)
+	if err := unix.Mount("tmpfs", maskStaging, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700"); err != nil {
+		return fmt.Errorf("cannot mount the masks' tmpfs on %s: %v", maskStaging, err)
 	}
-	if err := unix.FsconfigCreate(fsfd); err != nil {
-		return fmt.Errorf("creating the masks' tmpfs: %v", err)
-	}
-	mfd, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
-	if err != nil {
-		return fmt.Errorf("mounting the masks' tmpfs: %v", err)
-	}
-	defer unix.Close(mfd)
-	f, err := unix.Openat(mfd, "file", unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	defer unix.Unmount(maskStaging, unix.MNT_DETACH)
+	file, dir := maskStaging+"/file", maskStaging+"/dir"
+	f, err := unix.Open(file, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("creating the file mask: %v", err)
 	}
 	unix.Close(f)
-	if err := unix.Mkdirat(mfd, "dir", 0); err != nil {
+	if err := unix.Mkdir(dir, 0); err != nil {
 		return fmt.Errorf("creating the directory mask: %v", err)
 	}
-	if err := unix.MountSetattr(mfd, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("making the masks read-only: %v", err)
-	}
 	for _, m := range masks {
-		src := "file"
+		src := file
 		if m.Dir {
-			src = "dir"
+			src = dir
 		}
-		t, err := unix.OpenTree(mfd, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			return fmt.Errorf("cannot mask %s (open_tree: %v; masking more than %d paths needs Linux 6.x)", m.Path, err, maxBwrapMasks)
-		}
-		err = unix.MoveMount(t, "", unix.AT_FDCWD, m.Path, unix.MOVE_MOUNT_F_EMPTY_PATH)
-		unix.Close(t)
-		if err != nil {
+		if err := bindReadOnly(src, m.Path); err != nil {
 			return fmt.Errorf("cannot mask %s: %v", m.Path, err)
 		}
 	}
+	if err := unix.Unmount(maskStaging, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("cannot detach the masks' staging tmpfs: %v", err)
+	}
 	return nil
+}
+
+func bindReadOnly(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	// A remount must keep the flags the kernel locked on the mount it
+	// came from (nosuid, nodev, noexec), or it is refused.
+	var st unix.Statfs_t
+	if err := unix.Statfs(dst, &st); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
+	for _, f := range []struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(st.Flags)&f.st != 0 {
+			flags |= f.ms
+		}
+	}
+	return unix.Mount("", dst, "", flags, "")
 }
 
 // dropCapabilities removes every capability from the calling thread for

@@ -271,6 +271,13 @@ func Run(inv Invocation) error {
 		return err
 	}
 	plan.stderr = inv.Stderr
+	if plan.Policy.Enforce {
+		if outer, ok := insideGrokSandbox(); ok {
+			err := refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
+			plan.log(refusedEvent(err))
+			return err
+		}
+	}
 	warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
 		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+plan.Config.GeneralFile+")")

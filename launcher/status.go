@@ -53,6 +53,28 @@ func ReadEvidence() Evidence {
 	return e
 }
 
+// insideGrokSandbox reports whether this process runs inside a sandbox that
+// grok-sandbox made, by the kernel's evidence (no_new_privs and a filter)
+// and the init stage as pid 1 (bwrap) or the variables a launch sets
+// (Landlock); it says which.
+func insideGrokSandbox() (string, bool) {
+	if !ReadEvidence().Sandboxed() {
+		return "", false
+	}
+	profile, backend := os.Getenv("GROK_SANDBOX_PROFILE"), os.Getenv("GROK_SANDBOX_BACKEND")
+	if cmdline, err := os.ReadFile("/proc/1/cmdline"); err == nil && strings.Contains(string(cmdline), "\x00"+InitCommand+"\x00") {
+		if backend == "" {
+			backend = BackendBwrap
+		}
+	} else if profile == "" {
+		return "", false
+	}
+	if profile == "" {
+		profile = "unknown"
+	}
+	return fmt.Sprintf("profile %s, backend %s", profile, backend), true
+}
+
 // Status says whether the calling process is sandboxed, by which profile and
 // backend, checked against the kernel's evidence. It refuses (exit 125) when
 // the environment claims a sandbox the kernel does not show.
