@@ -284,7 +284,7 @@ func Run(inv Invocation) error {
 	}
 	path, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH"))
 	if err == nil {
-		err = plan.commandVisible(path)
+		path, err = plan.commandVisible(path)
 	}
 	if err != nil {
 		plan.log(refusedEvent(err))
@@ -395,28 +395,37 @@ func execOrFail(prog string, argv, env []string) error {
 
 // commandVisible refuses a command whose executable the profile hides: the
 // sandbox could not run it, and a same-named one elsewhere on its PATH must
-// not silently run instead.
-func (plan *Plan) commandVisible(path string) error {
+// not silently run instead. It returns the path to exec inside: path itself
+// when the sandbox sees it (directly, or through a link strict recreates,
+// such as /bin -> usr/bin), else its canonical target when only that is
+// exposed.
+func (plan *Plan) commandVisible(path string) (string, error) {
 	p := plan.Policy
 	if !p.Enforce || plan.Backend == BackendNone {
-		return nil
+		return path, nil
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return &ExitError{Code: ExitNotFound, Err: err}
+		return "", &ExitError{Code: ExitNotFound, Err: err}
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", path, err)}
+		return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", path, err)}
 	}
-	for _, q := range []string{abs, real} {
-		if !p.Exposed(q) {
-			return &ExitError{Code: ExitNotFound, Err: fmt.Errorf(
-				"%s is hidden by profile %s, so the sandbox cannot run it; expose it with a custom profile: [profiles.NAME] extends = %q, read_only = [%q]",
-				q, p.Profile, p.Base, filepath.Dir(real))}
+	if !p.Exposed(real) {
+		return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf(
+			"%s is hidden by profile %s, so the sandbox cannot run it; expose it with a custom profile: [profiles.NAME] extends = %q, read_only = [%q]",
+			real, p.Profile, p.Base, filepath.Dir(real))}
+	}
+	if p.Exposed(abs) {
+		return abs, nil
+	}
+	for _, l := range p.Links {
+		if policy.Within(abs, l.Path) {
+			return abs, nil
 		}
 	}
-	return nil
+	return real, nil
 }
 
 func warn(w io.Writer, plan *Plan) {
