@@ -23,7 +23,7 @@ import (
 )
 
 // RunInit is grok-sandbox's own stage inside the sandbox: bwrap execs it as
-// "/proc/self/fd/12 __sandbox-init FD [--masked]", as pid 1 of the
+// "/proc/self/fd/12 __sandbox-init FD PROFILE [--masked]", as pid 1 of the
 // sandbox's pid namespace, carrying the base seccomp filter. It reads its
 // config (the command among it) from FD, then:
 //
@@ -47,14 +47,14 @@ func RunInit(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail("cannot make the init stage non-dumpable: %v", err)
 	}
-	if len(args) < 1 || len(args) > 2 || (len(args) == 2 && args[1] != "--masked") {
-		return fail("usage: %s FD [--masked]", InitCommand)
+	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
+		return fail("usage: %s FD PROFILE [--masked]", InitCommand)
 	}
 	fd, err := strconv.Atoi(args[0])
 	if err != nil {
 		return fail("bad descriptor %q", args[0])
 	}
-	masked := len(args) == 2
+	masked := len(args) == 3
 
 	data, err := readFD(fd)
 	if err != nil {
@@ -66,6 +66,9 @@ func RunInit(args []string) int {
 	}
 	if cfg.Path == "" || len(cfg.Args) == 0 {
 		return fail("bad config: no command")
+	}
+	if cfg.Profile != args[1] {
+		return fail("bad config: profile %q, command line says %q", cfg.Profile, args[1])
 	}
 
 	runtime.LockOSThread()
@@ -79,7 +82,7 @@ func RunInit(args []string) int {
 		if _, err := unix.Seek(fd, 0, 0); err != nil {
 			return fail("rewinding the config: %v", err)
 		}
-		argv := []string{"grok-sandbox", InitCommand, args[0], "--masked"}
+		argv := []string{"grok-sandbox", InitCommand, args[0], args[1], "--masked"}
 		err := syscall.Exec("/proc/self/exe", argv, os.Environ())
 		return fail("re-exec after masking: %v", err)
 	}

@@ -126,10 +126,12 @@ func encodeProgram(prog []bpf.RawInstruction) []byte {
 // bwrapOptions are the Linux facts of a bwrap launch of p.
 func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	o := argv.Options{
-		Bwrap:      "bwrap",
-		Chdir:      chdir,
-		SeccompFD:  fdSeccomp,
-		Init:       []string{"/proc/self/fd/" + strconv.Itoa(fdSelf), InitCommand, strconv.Itoa(fdInit)},
+		Bwrap:     "bwrap",
+		Chdir:     chdir,
+		SeccompFD: fdSeccomp,
+		// The profile rides on pid 1's command line, which nothing in the
+		// sandbox can change (see Status).
+		Init:       []string{"/proc/self/fd/" + strconv.Itoa(fdSelf), InitCommand, strconv.Itoa(fdInit), p.Profile},
 		MaskFDBase: fdMaskBase,
 	}
 	if len(p.Masks) > maxBwrapMasks {

@@ -65,8 +65,12 @@ func main() {
 	}
 	fdFiles[12] = self
 	// The same bwrap options, execing the command instead of the init
-	// stage (which bwrap's argv ends with: /proc/self/fd/12 __sandbox-init 11).
-	bare := append(append([]string(nil), direct[:len(direct)-3]...), cmd...)
+	// stage (which follows bwrap's last "--").
+	sep := len(direct) - 1
+	for direct[sep] != "--" {
+		sep--
+	}
+	bare := append(append([]string(nil), direct[:sep+1]...), cmd...)
 	viaLauncher := append([]string{*bin, "run", "--profile", *profile, "--"}, cmd...)
 
 	var tl, tb, tr []time.Duration
