@@ -157,8 +157,8 @@ func Supervise(listener int, allow func(tid int) bool, denied func(n Notificatio
 // no longer valid, the caller is gone and nothing is answered. Allowed
 // calls continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE: safe because the
 // decision depends only on who calls, never on pointer arguments); the
-// others fail with EACCES and are passed to denied (if not nil) after the
-// answer was sent. The caller keeps ownership of listener.
+// others are passed to denied (if not nil), while the caller is still
+// blocked and its /proc entries can be read, and then fail with EACCES. The caller keeps ownership of listener.
 func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool, denied func(n Notification)) error {
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	if stop != nil {
@@ -251,6 +251,11 @@ func handleOne(listener int, allow func(int) bool, denied func(Notification)) er
 		resp.flags = userNotifFlagContinue
 	} else {
 		resp.error = -int32(unix.EACCES)
+		// Before the answer: the caller is still blocked in the syscall,
+		// so its /proc entries (its name) are still there to read.
+		if denied != nil {
+			denied(n)
+		}
 	}
 	for {
 		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
@@ -261,9 +266,6 @@ func handleOne(listener int, allow func(int) bool, denied func(Notification)) er
 			continue
 		}
 		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_SEND: %w", err)
-	}
-	if !ok && denied != nil {
-		denied(n)
 	}
 	return nil
 }
