@@ -130,9 +130,11 @@ func invocation(c *cli.Context, target string) launcher.Invocation {
 		IsolateNetwork: c.Bool("isolate-network"),
 		Environ:        os.Environ(),
 	}
+	// A flag or variable that is set but empty is kept as asked-for, so
+	// that Select refuses it instead of falling through to off.
 	if c.IsSet("profile") {
 		req.Profile, req.ProfileFrom = c.String("profile"), "--profile"
-	} else if v, ok := os.LookupEnv("GROK_SANDBOX"); ok && v != "" {
+	} else if v, ok := os.LookupEnv("GROK_SANDBOX"); ok {
 		req.Profile, req.ProfileFrom = v, "GROK_SANDBOX"
 	}
 	return launcher.Invocation{Request: req, Command: c.Args().Slice(), Stderr: c.App.ErrWriter}

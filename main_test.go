@@ -83,7 +83,14 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			}
 			env.Setenv("HOME", home)
 			env.Setenv("GROK_HOME", "")
-			env.Setenv("GROK_SANDBOX", "")
+			// GROK_SANDBOX is left unset: set but empty is a refusal.
+			vars := env.Vars[:0]
+			for _, kv := range env.Vars {
+				if !strings.HasPrefix(kv, "GROK_SANDBOX=") {
+					vars = append(vars, kv)
+				}
+			}
+			env.Vars = vars
 			env.Setenv("WS", ws)
 			if realKernel {
 				env.Cd = ws

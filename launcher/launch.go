@@ -104,7 +104,10 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel := Select(inv.Request, cfg)
+	sel, err := Select(inv.Request, cfg)
+	if err != nil {
+		return nil, err
+	}
 	pol, err := Resolve(inv.Request, env, cfg, sel)
 	if err != nil {
 		return nil, err

@@ -14,8 +14,8 @@ import (
 
 // Request is what one invocation asks for.
 type Request struct {
-	Profile        string // --profile/--sandbox or GROK_SANDBOX; "" when nobody chose
-	ProfileFrom    string // "--profile" or "GROK_SANDBOX"
+	Profile        string // --profile/--sandbox or GROK_SANDBOX
+	ProfileFrom    string // "--profile" or "GROK_SANDBOX"; "" when nobody chose
 	Workspace      string // --workspace, or "" for the current directory
 	Target         string // "linux" or "darwin"
 	IsolateNetwork bool
@@ -116,15 +116,23 @@ func canonical(path string) (string, error) {
 }
 
 // Select picks the profile of a new run: the flag or GROK_SANDBOX, else
-// [sandbox] profile in config.toml, else off.
-func Select(req Request, cfg *Config) Selection {
+// [sandbox] profile in config.toml, else off. A flag or GROK_SANDBOX that is
+// set but empty is refused: it reads as a choice, and falling through to
+// off (or to config.toml) would run something nobody chose.
+func Select(req Request, cfg *Config) (Selection, error) {
 	switch {
-	case req.Profile != "":
-		return Selection{Name: req.Profile, By: req.ProfileFrom}
+	case req.ProfileFrom != "" && req.Profile == "":
+		how := "--profile NAME"
+		if req.ProfileFrom == "GROK_SANDBOX" {
+			how = "GROK_SANDBOX=NAME, or unset GROK_SANDBOX"
+		}
+		return Selection{}, refuse("%s is empty; name a profile (%s; `grok-sandbox profiles` lists them)", req.ProfileFrom, how)
+	case req.ProfileFrom != "":
+		return Selection{Name: req.Profile, By: req.ProfileFrom}, nil
 	case cfg.Default != "":
-		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}
+		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}, nil
 	}
-	return Selection{Name: Off, By: "default"}
+	return Selection{Name: Off, By: "default"}, nil
 }
 
 // Resolve turns the selected profile into a policy for req.Target.
