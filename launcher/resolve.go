@@ -58,8 +58,10 @@ type Env struct {
 	Cwd             string // canonical
 }
 
-// LocateEnv finds HOME, GROK_HOME (creating it, mode 0700, when missing) and
-// the workspace.
+// LocateEnv finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
+// when missing). A GROK_HOME that would hand a sandbox more than itself is
+// refused: every enforcing profile makes GROK_HOME writable and hook
+// protection creates files in it.
 func LocateEnv(req Request) (Env, error) {
 	var e Env
 	home := getenv(req.Environ, "HOME")
@@ -69,23 +71,6 @@ func LocateEnv(req Request) (Env, error) {
 	var err error
 	if e.Home, err = canonical(home); err != nil {
 		return e, refuse("home directory %s: %v", home, err)
-	}
-	gh := getenv(req.Environ, "GROK_HOME")
-	if gh == "" {
-		gh = filepath.Join(home, ".grok")
-	}
-	if !filepath.IsAbs(gh) {
-		return e, refuse("GROK_HOME=%s is not an absolute path", gh)
-	}
-	gh = filepath.Clean(gh)
-	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(gh, 0o700); err != nil {
-			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
-		}
-	}
-	e.grokHomeAsGiven = gh
-	if e.GrokHome, err = canonical(gh); err != nil {
-		return e, refuse("GROK_HOME %s: %v", gh, err)
 	}
 	if e.Cwd, err = os.Getwd(); err != nil {
 		return e, refuse("cannot find the current directory: %v", err)
@@ -103,7 +88,83 @@ func LocateEnv(req Request) (Env, error) {
 	if fi, err := os.Stat(e.Workspace); err != nil || !fi.IsDir() {
 		return e, refuse("workspace %s is not a directory", ws)
 	}
+	gh := getenv(req.Environ, "GROK_HOME")
+	if gh == "" {
+		gh = filepath.Join(home, ".grok")
+	}
+	if !filepath.IsAbs(gh) {
+		return e, refuse("GROK_HOME=%s is not an absolute path", gh)
+	}
+	gh = filepath.Clean(gh)
+	// Checked before anything is created in it, and again once canonical.
+	if err := checkGrokHome(gh, e); err != nil {
+		return e, err
+	}
+	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(gh, 0o700); err != nil {
+			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
+		}
+	}
+	e.grokHomeAsGiven = gh
+	if e.GrokHome, err = canonical(gh); err != nil {
+		return e, refuse("GROK_HOME %s: %v", gh, err)
+	}
+	if err := checkGrokHome(e.GrokHome, e); err != nil {
+		return e, err
+	}
 	return e, nil
+}
+
+// virtualFS are the kernel's file systems. The sandbox gets its own /dev and
+// /proc and a read-only /sys; a bind of the host's (as a workspace, a grant
+// or GROK_HOME) would undo that.
+var virtualFS = []string{"/proc", "/sys", "/dev"}
+
+func inVirtualFS(path string) bool {
+	for _, v := range virtualFS {
+		if policy.Within(path, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkGrokHome(gh string, e Env) error {
+	const fix = "set GROK_HOME to a directory of its own, such as ~/.grok"
+	switch {
+	case gh == "/":
+		return refuse("GROK_HOME=/ would make the whole file system writable to every sandbox; %s", fix)
+	case inVirtualFS(gh):
+		return refuse("GROK_HOME=%s is inside /proc, /sys or /dev, the kernel's own file systems; %s", gh, fix)
+	case policy.Within(e.Home, gh):
+		return refuse("GROK_HOME=%s contains the home directory %s, and every sandbox may write GROK_HOME; %s", gh, e.Home, fix)
+	case policy.Within(e.Workspace, gh):
+		return refuse("GROK_HOME=%s contains the workspace %s, whose files would then pass for grok-sandbox's own; %s, or work in another directory", gh, e.Workspace, fix)
+	}
+	return nil
+}
+
+// checkWorkspace refuses a workspace that a sandbox must not be given: one
+// inside a kernel file system under any profile, and the root, the home
+// directory or a directory above it under a profile that writes the
+// workspace (all of home, ~/.bashrc included, would be writable).
+func checkWorkspace(ws, home, profile, base string) error {
+	const fix = "cd into a project directory or pass --workspace DIR"
+	if inVirtualFS(ws) {
+		return refuse("workspace %s is inside /proc, /sys or /dev, the kernel's own file systems, which no sandbox takes from the host; %s", ws, fix)
+	}
+	if base != Workspace && base != Strict {
+		return nil
+	}
+	switch {
+	case ws == "/":
+		return refuse("workspace / is the whole file system, and profile %s makes the workspace writable; %s", profile, fix)
+	case ws == home:
+		return refuse("workspace %s is your home directory, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, profile, fix)
+	case policy.Within(home, ws):
+		return refuse("workspace %s contains your home directory %s, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, home, profile, fix)
+	}
+	return nil
 }
 
 // canonical makes path absolute and resolves every symlink in it.
@@ -187,6 +248,9 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 		return p, nil
 	}
 	p.Enforce = true
+	if err := checkWorkspace(env.Workspace, env.Home, sel.Name, p.Base); err != nil {
+		return nil, err
+	}
 
 	if err := baseGrants(p, t); err != nil {
 		return nil, err
@@ -229,8 +293,8 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 			var err error
 			if path, err = t.canonical(path); err != nil {
 				warn = "does not exist; skipped"
-			} else if policy.Within(path, "/dev") || policy.Within(path, "/proc") {
-				warn = "is inside /dev or /proc, which every sandbox gets fresh; skipped"
+			} else if inVirtualFS(path) {
+				warn = "is inside /proc, /sys or /dev, the kernel's own file systems, which no grant can expose; skipped"
 			}
 		}
 		if warn != "" {
