@@ -27,7 +27,7 @@ func run(args []string) int {
 	app := newApp()
 	if err := app.Run(args); err != nil {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "grok-sandbox: "+msg)
+			fmt.Fprintln(os.Stderr, "grok-sandbox: "+launcher.Printable(msg))
 		}
 		return launcher.Code(err)
 	}

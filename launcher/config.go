@@ -24,15 +24,45 @@ type ConfigError struct {
 	Msg  string
 }
 
+// Error is one line, whatever the file name, key or message hold.
 func (e *ConfigError) Error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+		return Printable(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return fmt.Sprintf("%s: %s", where, e.Msg)
+	return Printable(fmt.Sprintf("%s: %s", where, e.Msg))
+}
+
+// MaxProfileName is the longest custom profile name accepted.
+const MaxProfileName = 64
+
+// profileNamePattern is the documented form of a custom profile's name: it
+// leaves no room for white space, upper case or control characters, so a
+// name cannot pass for a built-in one ("STRICT", " strict") or carry
+// terminal escapes into `profiles` and `doctor`.
+var profileNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// checkProfileName says what is wrong with a custom profile's name, or "".
+// A built-in name itself is not wrong here: such a table is ignored with a
+// warning (see Config.Shadowed).
+func checkProfileName(name string) string {
+	if IsBuiltin(name) {
+		return ""
+	}
+	folded := strings.ToLower(strings.Join(strings.Fields(name), ""))
+	if b := canonicalBuiltin(folded); b != "" {
+		return fmt.Sprintf("%q looks like the built-in profile %q (built-in names are reserved in any case or spacing); rename the profile", name, folded)
+	}
+	if len(name) > MaxProfileName {
+		return fmt.Sprintf("the name is longer than %d characters; use a shorter one", MaxProfileName)
+	}
+	if !profileNamePattern.MatchString(name) {
+		return fmt.Sprintf("%q is not a valid profile name: use lower-case letters, digits, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	return ""
 }
 
 // CustomProfile is one [profiles.NAME] table as written in a sandbox.toml.
@@ -303,7 +333,12 @@ func loadProfiles(file string) (map[string]CustomProfile, error) {
 		return map[string]CustomProfile{}, err
 	}
 	out := map[string]CustomProfile{}
-	for name, t := range f.Profiles {
+	for _, name := range sortedKeys(f.Profiles) {
+		t := f.Profiles[name]
+		if msg := checkProfileName(name); msg != "" {
+			key := toml.Key{"profiles", name}
+			return nil, &ConfigError{File: file, Line: keyLine(data, key), Key: key.String(), Msg: msg}
+		}
 		p := CustomProfile{
 			Name:      name,
 			File:      file,

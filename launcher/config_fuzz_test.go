@@ -16,6 +16,12 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("[profiles.a]\nread_only = [\"/**\", \" x\", \"a[\"]\nrestrict_network = 3\n"), []byte("[shell_environment_policy]\ninherit = \"core\"\nexclude = [\"A*\"]\n"))
 	f.Add([]byte("[profiles]\na = 1\n"), []byte("sandbox = 1\n"))
 	f.Add([]byte("[profiles.\"x.y\"]\ndeny = [\"[!/]\", \"{a,b}\"]\n"), []byte("[shell_environment_policy]\nset = { A = 1 }\n"))
+	// Profile names: built-in look-alikes, white space, control characters,
+	// terminal escapes, too long (#13 item 4).
+	f.Add([]byte("[profiles.STRICT]\nextends = \"devbox\"\n[profiles.\" strict\"]\n"), []byte(""))
+	f.Add([]byte("[profiles.\"off \"]\nextends = \"devbox\"\n"), []byte("[sandbox]\nprofile = \"off \"\n"))
+	f.Add([]byte("[profiles.\"a\\nb\"]\n[profiles.\"\\u001b]0;pwned\\u0007\\u001b[2J\"]\nextends = \"devbox\"\n"), []byte(""))
+	f.Add([]byte("[profiles."+strings.Repeat("a", 65)+"]\n[profiles.-x]\n[profiles.\"\\u202e\"]\n"), []byte(""))
 	f.Fuzz(func(t *testing.T, sandbox, general []byte) {
 		dir := t.TempDir()
 		home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
@@ -31,8 +37,15 @@ func FuzzLoadConfig(f *testing.F) {
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, grokHome) || strings.Contains(msg, "\n") {
 				t.Fatalf("error does not name the file on one line: %q", msg)
+			} else if Printable(msg) != msg {
+				t.Fatalf("error carries control characters: %q", msg)
 			}
 			return
+		}
+		for name := range cfg.Profiles {
+			if checkProfileName(name) != "" || IsBuiltin(name) {
+				t.Fatalf("profile name %q accepted", name)
+			}
 		}
 		env := Env{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
 		for name := range cfg.Profiles {

@@ -326,7 +326,7 @@ func Run(inv Invocation) error {
 	}
 	warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
-		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+plan.Config.GeneralFile+")")
+		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+Printable(plan.Config.GeneralFile)+")")
 	}
 	if _, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH")); err != nil {
 		plan.log(refusedEvent(err))
@@ -344,7 +344,7 @@ func Run(inv Invocation) error {
 	ev := plan.appliedEvent(inv.Command)
 	plan.log(ev)
 	if inv.Verbose {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", plan.Policy.Profile, plan.Policy.Source, plan.Backend)
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", Printable(plan.Policy.Profile), Printable(plan.Policy.Source), plan.Backend)
 	}
 	return plan.exec()
 }
@@ -403,7 +403,7 @@ func (plan *Plan) exec() error {
 
 func warn(w io.Writer, plan *Plan) {
 	for _, msg := range plan.Policy.Warnings {
-		fmt.Fprintln(w, "grok-sandbox: warning: "+msg)
+		fmt.Fprintln(w, "grok-sandbox: warning: "+Printable(msg))
 	}
 }
 
