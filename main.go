@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,15 +43,16 @@ func newApp() *cli.App {
 	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "one JSON document, for tools"}
 	isolate := &cli.BoolFlag{Name: "isolate-network", Usage: "no network for the wrapped command either"}
 
+	// Only --version: -v is run's --verbose.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision"}
 	app := &cli.App{
 		Name:                      "grok-sandbox",
 		Usage:                     "run a command inside an OS sandbox chosen by a named profile",
+		Version:                   version(),
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return err
-		},
-		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:              usageError("grok-sandbox --help"),
+		ExitErrHandler:            func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			{
 				Name:      "run",
@@ -76,6 +79,9 @@ func newApp() *cli.App {
 				Usage: "describe the resolved capability set for people",
 				Flags: []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Explain(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
 				},
 			},
@@ -84,6 +90,9 @@ func newApp() *cli.App {
 				Usage: "list every profile: name, where it is defined, what it extends",
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Profiles(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
@@ -92,6 +101,9 @@ func newApp() *cli.App {
 				Usage: "platform support, backend availability, config files, conflicts and how to fix them",
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Doctor(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
@@ -99,6 +111,9 @@ func newApp() *cli.App {
 				Name:  "status",
 				Usage: "inside a sandbox: the profile and backend in force, checked against the kernel; outside: not sandboxed",
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Status(c.App.Writer)
 				},
 			},
@@ -107,10 +122,22 @@ func newApp() *cli.App {
 				Usage: "validate every config file; non-zero exit on any error",
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Check(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
 		},
+	}
+	for _, cmd := range app.Commands {
+		// urfave/cli gives every command a "help" (alias "h") subcommand
+		// unless told not to, and would take `run -- help` for it: the
+		// wrapped command must never be read as grok-sandbox's own.
+		cmd.HideHelpCommand = true
+		// A usage error is one line on stderr with a hint; without this
+		// the library prints the command's whole help first.
+		cmd.OnUsageError = usageError("grok-sandbox " + cmd.Name + " --help")
 	}
 	app.Action = func(c *cli.Context) error {
 		if c.Args().Len() > 0 {
@@ -119,6 +146,56 @@ func newApp() *cli.App {
 		return cli.ShowAppHelp(c)
 	}
 	return app
+}
+
+// usageError turns a flag parsing error into grok-sandbox's one-line refusal.
+func usageError(help string) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%v; see `%s` (the command and its own flags go after --)", err, help)}
+	}
+}
+
+// noArgs refuses positional arguments for the commands that take none, so
+// that `explain strict` is not silently `explain` of the default profile.
+func noArgs(c *cli.Context) error {
+	if c.Args().Len() == 0 {
+		return nil
+	}
+	hint := ""
+	if c.Command.Name == "explain" {
+		hint = fmt.Sprintf("; to explain a profile, use --profile %s", c.Args().First())
+	}
+	return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s takes no arguments (got %q)%s; see `grok-sandbox %s --help`",
+		c.Command.Name, c.Args().First(), hint, c.Command.Name)}
+}
+
+// version is the module version and VCS revision the binary was built
+// from, as the Go toolchain recorded them.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown (no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	rev, modified := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return v + ", revision unknown (built without VCS information)"
+	case modified && !strings.HasSuffix(v, "+dirty"):
+		return v + ", revision " + rev + " with uncommitted changes"
+	}
+	return v + ", revision " + rev
 }
 
 // invocation collects what every command needs from the flags and the
