@@ -22,6 +22,14 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("[profiles.\"off \"]\nextends = \"devbox\"\n"), []byte("[sandbox]\nprofile = \"off \"\n"))
 	f.Add([]byte("[profiles.\"a\\nb\"]\n[profiles.\"\\u001b]0;pwned\\u0007\\u001b[2J\"]\nextends = \"devbox\"\n"), []byte(""))
 	f.Add([]byte("[profiles."+strings.Repeat("a", 65)+"]\n[profiles.-x]\n[profiles.\"\\u202e\"]\n"), []byte(""))
+	// Shapes and lines (#13 item 10): profiles or a profile that is no
+	// table, an empty extends, a UTF-16 byte-order mark, entries over
+	// several lines, dates, arrays of tables, inline tables.
+	f.Add([]byte("profiles = 3\n"), []byte("[shell_environment_policy]\nexclude = [\n\"A[\",\n\"B[\",\n]\n"))
+	f.Add([]byte("[profiles]\np = 3\n[[profiles.q]]\n"), []byte("[sandbox]\nprofile = 1979-05-27\n"))
+	f.Add([]byte("[profiles.p]\nextends = \"\"\nread_only = [\n  \"/a\",\n  '''b\n[c''',\n  3,\n]\n"), []byte("\xff\xfe[\x00"))
+	f.Add([]byte("\xfe\xff\x00p"), []byte(""))
+	f.Add([]byte("profiles = { p = { extends = \"strict\", deny = [\"{a,b}\"] } }\n"), []byte(""))
 	f.Fuzz(func(t *testing.T, sandbox, general []byte) {
 		dir := t.TempDir()
 		home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")

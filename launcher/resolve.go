@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"grok-sandbox/globexpand"
 	"grok-sandbox/launcher/policy"
 )
@@ -207,9 +209,8 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 		GrokHome:  t.path(env.GrokHome),
 	}
 	for _, s := range cfg.Shadowed {
-		p.Warnings = append(p.Warnings, fmt.Sprintf(
-			"%s:%d: [profiles.%s] is ignored: %q is a built-in profile name; rename the custom profile",
-			s.File, s.Line, s.Name, s.Name))
+		p.Warnings = append(p.Warnings, (&ConfigError{File: s.File, Line: s.Line, Key: toml.Key{"profiles", s.Name}.String(),
+			Msg: fmt.Sprintf("is ignored: %q is a built-in profile name; rename the custom profile", s.Name)}).Error())
 	}
 	for _, c := range cfg.Conflicts {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
@@ -229,14 +230,14 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 		}
 		switch b := canonicalBuiltin(ext); {
 		case b == Off:
-			return nil, &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".extends",
+			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("cannot extend %q: it is no sandbox; extend workspace, devbox, read-only or strict", ext)}
 		case b == "":
 			what := "not a built-in profile"
 			if _, isCustom := cfg.Profiles[ext]; isCustom {
 				what = "a custom profile, and custom profiles can only extend a built-in one"
 			}
-			return nil, &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".extends",
+			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("%q is %s; use workspace, devbox, read-only or strict", ext, what)}
 		default:
 			p.Base = b
@@ -287,7 +288,7 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 // glob-like, white space at either end, or a path that does not exist is
 // skipped with a warning rather than guessed at.
 func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) {
-	for _, entry := range entries {
+	for i, entry := range entries {
 		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
 		if warn == "" {
 			var err error
@@ -298,8 +299,8 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 			}
 		}
 		if warn != "" {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s:%d: [profiles.%s] %s entry %q %s",
-				c.File, c.Line, c.Name, key, entry, warn))
+			p.Warnings = append(p.Warnings, (&ConfigError{File: c.File, Line: c.entryLine(key, i),
+				Key: toml.Key{"profiles", c.Name, key}.String(), Msg: fmt.Sprintf("entry %q %s", entry, warn)}).Error())
 			continue
 		}
 		p.Grants = append(p.Grants, policy.Grant{Path: path, Access: acc, Why: key + " entry", Source: c.File})
@@ -473,10 +474,10 @@ func noSymlinkComponents(path string) error {
 // and expands them to the existing paths that a mount-based backend masks.
 func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 	var pats []globexpand.Pattern
-	for _, entry := range c.Deny {
+	for i, entry := range c.Deny {
 		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
 		if err != nil {
-			return &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
+			return &ConfigError{File: c.File, Line: c.entryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
 		}
 		pats = append(pats, pat)
 		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: c.File})
