@@ -51,7 +51,7 @@ func newApp() *cli.App {
 		Version:                   version(),
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
-		OnUsageError:              usageError("grok-sandbox --help"),
+		OnUsageError:              usageError("grok-sandbox --help", nil),
 		ExitErrHandler:            func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			{
@@ -137,7 +137,7 @@ func newApp() *cli.App {
 		cmd.HideHelpCommand = true
 		// A usage error is one line on stderr with a hint; without this
 		// the library prints the command's whole help first.
-		cmd.OnUsageError = usageError("grok-sandbox " + cmd.Name + " --help")
+		cmd.OnUsageError = usageError("grok-sandbox "+cmd.Name+" --help", cmd.Flags)
 	}
 	app.Action = func(c *cli.Context) error {
 		if c.Args().Len() > 0 {
@@ -148,11 +148,64 @@ func newApp() *cli.App {
 	return app
 }
 
-// usageError turns a flag parsing error into grok-sandbox's one-line refusal.
-func usageError(help string) cli.OnUsageErrorFunc {
+// usageError turns a flag parsing error into grok-sandbox's one-line
+// refusal, spelling flags the way the help text does and naming the flag
+// that was probably meant.
+func usageError(help string, flags []cli.Flag) cli.OnUsageErrorFunc {
 	return func(_ *cli.Context, err error, _ bool) error {
-		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%v; see `%s` (the command and its own flags go after --)", err, help)}
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			msg = "unknown flag " + dashes(name)
+			if near := nearestFlag(strings.TrimPrefix(name, "-"), flags); near != "" {
+				msg += " (did you mean " + dashes(near) + "?)"
+			}
+		} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+			msg = "flag " + dashes(name) + " needs a value"
+		}
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s; see `%s` (the command and its own flags go after --)", msg, help)}
 	}
+}
+
+func dashes(name string) string {
+	name = strings.TrimPrefix(name, "-")
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// nearestFlag is the flag name at most two edits away from name, if any.
+func nearestFlag(name string, flags []cli.Flag) string {
+	best, bestDist := "", 3
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if d := editDistance(name, n); d < bestDist && len(n) > 1 {
+				best, bestDist = n, d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // noArgs refuses positional arguments for the commands that take none, so
