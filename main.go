@@ -110,11 +110,12 @@ func newApp() *cli.App {
 			{
 				Name:  "status",
 				Usage: "inside a sandbox: the profile and backend in force, checked against the kernel; outside: not sandboxed",
+				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return launcher.Status(c.App.Writer)
+					return launcher.Status(c.App.Writer, c.Bool("json"))
 				},
 			},
 			{

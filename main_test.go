@@ -12,9 +12,16 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"grok-sandbox/launcher"
 )
 
 func TestMain(m *testing.M) {
+	// bwrap execs the init stage as /proc/self/fd/N, a name testscript
+	// cannot dispatch on; main.go dispatches on the first argument.
+	if len(os.Args) > 1 && os.Args[1] == launcher.InitCommand {
+		os.Exit(run(os.Args))
+	}
 	testscript.Main(m, map[string]func(){
 		"grok-sandbox": func() { os.Exit(run(os.Args)) },
 		"netprobe":     func() { os.Exit(probeMain()) },

@@ -34,6 +34,13 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   uring                     io_uring_setup(1, params)
   ptrace-parent | vmwrite-parent | pidfd-getfd-parent
   tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
+  inet                      socket(AF_INET, SOCK_STREAM)
+  memwrite PID              open /proc/PID/mem for writing (never writes)
+  keyring-add NAME VALUE    add a user key to the user keyring (@u)
+  keyring-read NAME         print the user key NAME of the user keyring (@u)
+  layers [--any-bounding] [--mask PATH]... [--readonly PATH]...
+                            inside a sandbox: every layer grok-sandbox promises is
+                            in force for this process (see probeLayers)
   pty [--size RxC] [--after TEXT --send STRING] [--intr-after TEXT] -- CMD...
                             CMD on a new pty (default 40x120); STRING may hold \r`
 
@@ -81,6 +88,33 @@ func probeMain() int {
 		err = probePidfdGetfd(os.Getppid())
 	case "tiocsti":
 		err = probeTIOCSTI()
+	case "inet":
+		fd, e := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err = e; err == nil {
+			unix.Close(fd)
+		}
+	case "memwrite":
+		fd, e := unix.Open("/proc/"+one()+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err = e; err == nil {
+			unix.Close(fd)
+		}
+	case "keyring-add":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		_, err = unix.AddKey("user", args[0], []byte(args[1]), unix.KEY_SPEC_USER_KEYRING)
+	case "keyring-read":
+		var id int
+		if id, err = unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", one(), 0); err == nil {
+			buf := make([]byte, 256)
+			var n int
+			if n, err = unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0); err == nil {
+				fmt.Println(string(buf[:n]))
+			}
+		}
+	case "layers":
+		err = probeLayers(args)
 	case "pty":
 		return probePty(args)
 	default:
@@ -473,4 +507,104 @@ func probePty(args []string) int {
 		return status
 	}
 	return fail("%v", werr)
+}
+
+// probeLayers checks, from inside a sandbox, every layer that must hold for
+// any process there whatever the plan's shape (descriptors are checked by
+// the scripts on the wrapped command: the Go runtime opens cgroup files of
+// its own): the seccomp filter in force (mode 2, TIOCSTI and the keyring refused), no
+// capability in any set, no_new_privs, no writable /proc/PID/mem (pid 1,
+// the parent, itself), /proc/sys read-only, each --mask unreadable and each
+// --readonly not writable. It reports every failure, not only the first.
+func probeLayers(args []string) error {
+	var bad []string
+	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
+	var masks, readOnly []string
+	bounding := true
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--any-bounding" {
+			// An ordinary user outside a user namespace (Landlock) keeps
+			// the bounding set; only root can drop it.
+			bounding = false
+			continue
+		}
+		if i+1 >= len(args) {
+			return fmt.Errorf("layers: %s needs a path", args[i])
+		}
+		switch args[i] {
+		case "--mask":
+			masks = append(masks, args[i+1])
+		case "--readonly":
+			readOnly = append(readOnly, args[i+1])
+		default:
+			return fmt.Errorf("layers: unknown argument %q", args[i])
+		}
+		i++
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(string(status), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			got[k] = strings.TrimSpace(v)
+		}
+	}
+	if got["Seccomp"] != "2" {
+		fail("Seccomp: %s", got["Seccomp"])
+	}
+	if got["NoNewPrivs"] != "1" {
+		fail("NoNewPrivs: %s", got["NoNewPrivs"])
+	}
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if k == "CapBnd" && !bounding {
+			continue
+		}
+		if strings.Trim(got[k], "0") != "" {
+			fail("%s: %s", k, got[k])
+		}
+	}
+	if null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		var c byte
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(null), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+		if e != unix.EPERM {
+			fail("TIOCSTI: %v, want EPERM", e)
+		}
+		unix.Close(null)
+	}
+	// KEYCTL_GET_KEYRING_ID (0) of the session keyring (-3).
+	if _, _, e := unix.Syscall(unix.SYS_KEYCTL, 0, ^uintptr(2), 0); e != unix.EPERM {
+		fail("keyctl: %v, want EPERM", e)
+	}
+	if _, _, e := unix.Syscall6(unix.SYS_ADD_KEY, 0, 0, 0, 0, 0, 0); e != unix.EPERM {
+		fail("add_key: %v, want EPERM", e)
+	}
+	for _, pid := range []string{"1", strconv.Itoa(os.Getppid()), "self"} {
+		if fd, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+			fail("/proc/%s/mem opens for writing", pid)
+		}
+	}
+	if fd, err := unix.Open("/proc/sys/kernel/core_pattern", unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
+		unix.Close(fd)
+		fail("/proc/sys/kernel/core_pattern opens for writing")
+	}
+	for _, m := range masks {
+		if fd, err := unix.Open(m, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			unix.Close(fd)
+			fail("masked %s opens", m)
+		} else if err != unix.EACCES {
+			fail("masked %s: %v, want EACCES", m, err)
+		}
+	}
+	for _, r := range readOnly {
+		if err := unix.Access(r, unix.W_OK); err == nil {
+			fail("%s is writable", r)
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return nil
 }

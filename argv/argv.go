@@ -1,81 +1,94 @@
 // Package argv renders a resolved policy as a bubblewrap command line.
 //
-// Render is a pure function: the same policy gives the same argv, byte for
+// Render is a pure function: the same policy gives the same Launch, byte for
 // byte, so golden files can pin it. The order of the operations is the
 // order bwrap applies them, and later mounts cover earlier ones:
 //
 //  1. namespaces and privileges (a user namespace with every capability
-//     dropped, even for root; a pid namespace; no nested user namespaces
-//     unless the policy allows them);
+//     dropped, even for root; a pid namespace whose pid 1 is grok-sandbox's
+//     init stage; no nested user namespaces unless the policy allows them);
 //  2. the base view: the whole file system read-only, or (when the policy
 //     does not read everything) only the granted paths on an empty root;
-//  3. fresh /dev and /proc;
-//  4. every grant, pin and protected path, parents before children;
-//  5. masks, after everything they must cover;
-//  6. the working directory and the command.
+//  3. every grant, pin and protected path, parents before children;
+//  4. the kernel-facing protections, after every grant so that no grant can
+//     undo them: a fresh /dev, a fresh /proc that is read-only as a whole
+//     (no process can write another's memory through /proc/PID/mem) with
+//     /proc/sys and friends read-only, and /sys read-only;
+//  5. masks, after everything they must cover, each made from a private
+//     source that no sandbox can reach (an empty tmpfs for a directory, an
+//     empty copy in bwrap's own staging area for a file);
+//  6. the working directory, the seccomp filter, and the init stage.
 //
 // It targets bubblewrap 0.8.0: no --argv0, no --bind-fd, no overlays.
 package argv
 
 import (
-	"path/filepath"
 	"strconv"
 
 	"grok-sandbox/launcher/policy"
 )
 
-// procReadOnly are the parts of the fresh /proc bound read-only.
+// procReadOnly are the parts of the fresh /proc bound read-only. They are
+// mounts of their own, so the read-only remount of /proc does not reach
+// them.
 var procReadOnly = []string{"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}
 
 // Options are the Linux facts the policy does not carry.
 type Options struct {
 	Bwrap string // path of the bwrap binary: argv[0]
-	// MaskFile and MaskDir are an empty file and an empty directory, both
-	// mode 0000, bound read-only over every denied file and directory: with
-	// all capabilities dropped nobody, root included, can open, list, enter,
-	// chmod, write, remove or rename them.
-	MaskFile string
-	MaskDir  string
 	// Chdir is the directory the command starts in.
 	Chdir string
-	// SeccompFD, when not 0, is a descriptor holding a seccomp program that
-	// bwrap installs right before it execs the command.
+	// SeccompFD is the descriptor holding the base seccomp program that
+	// bwrap installs right before it execs the init stage, so that every
+	// process in the sandbox, the init stage included, carries it.
 	SeccompFD int
-	// Init, when set, is put before the command: grok-sandbox's own stage
-	// inside the sandbox, which supervises the command's children or mounts
-	// masks bwrap has no room for. InitCaps are the capabilities (in the
-	// sandbox's user namespace only) that stage needs and drops before the
-	// command runs.
-	Init     []string
+	// Init is what bwrap execs: grok-sandbox's own stage inside the
+	// sandbox, which checks the layers, starts the command and stays as
+	// pid 1. It never holds the command's arguments, so they never count
+	// against bwrap's limits.
+	Init []string
+	// InitCaps are the capabilities (in the sandbox's user namespace only)
+	// the init stage needs and drops before the command runs.
 	InitCaps []string
-	// InitMasks is true when the masks are too many for bwrap's argument
-	// limit and Init mounts them instead.
+	// InitMasks is true when the masks are too many for bwrap and Init
+	// mounts them instead.
 	InitMasks bool
 	// MapToRoot runs the sandbox as uid and gid 0 of its user namespace
 	// (your own ids outside). bwrap then needs no second, nested user
 	// namespace for an ordinary user, and only in the first one can Init
 	// mount.
 	MapToRoot bool
+	// MaskFDBase is the first descriptor of those that mask files: the
+	// n-th file mask copies its (empty) contents from MaskFDBase+n.
+	MaskFDBase int
 }
 
-// Render returns the full argv, bwrap first, command last. It splits at the
-// "--" that separates bwrap's options from the command: Options are the
-// arguments before it.
-func Render(p *policy.Policy, o Options, command []string) []string {
-	out := []string{o.Bwrap}
-	out = append(out, Sandbox(p, o)...)
+// Launch is a rendered bwrap invocation. The boundary between bwrap's
+// options and what bwrap execs is carried here as two lists, never
+// recomputed from an index: Options may move to an --args descriptor,
+// Command may not.
+type Launch struct {
+	Bwrap   string
+	Options []string
+	Command []string
+	// MaskFDs are the descriptors Options reads masks from: each must be
+	// open on an empty source (/dev/null) when bwrap starts.
+	MaskFDs []int
+}
+
+// Argv is the whole command line: bwrap, its options, "--", the command.
+func (l Launch) Argv() []string {
+	out := append([]string{l.Bwrap}, l.Options...)
 	out = append(out, "--")
-	out = append(out, o.Init...)
-	return append(out, command...)
+	return append(out, l.Command...)
 }
 
-// Sandbox returns bwrap's options for the policy, without argv[0] and the
-// command.
-func Sandbox(p *policy.Policy, o Options) []string {
+// Render returns the bwrap invocation for the policy.
+func Render(p *policy.Policy, o Options) Launch {
 	var a []string
 	add := func(args ...string) { a = append(a, args...) }
 
-	add("--unshare-user", "--unshare-pid", "--unshare-ipc")
+	add("--unshare-user", "--unshare-pid", "--unshare-ipc", "--as-pid-1")
 	if o.MapToRoot {
 		add("--uid", "0", "--gid", "0")
 	}
@@ -87,15 +100,14 @@ func Sandbox(p *policy.Policy, o Options) []string {
 		add("--cap-add", c)
 	}
 	// --disable-userns puts the command in a nested user namespace, where
-	// an init stage could not mount. When the init stage mounts masks, its
-	// seccomp filter refuses new user namespaces instead.
+	// an init stage could not mount. When the init stage mounts masks, the
+	// seccomp filter's refusal of new user namespaces is the only guard.
 	if !p.NestedUserNS && !o.InitMasks {
 		add("--disable-userns")
 	}
 
 	layers := p.Layers()
-	// The root comes first, whatever grants it: a bind of / after /dev and
-	// /proc would cover them with the host's.
+	// The root comes first, whatever grants it.
 	rootBound := true
 	if len(layers) > 0 && layers[0].Path == "/" {
 		if layers[0].Access == policy.Write {
@@ -108,14 +120,6 @@ func Sandbox(p *policy.Policy, o Options) []string {
 		add("--ro-bind", "/", "/")
 	} else {
 		rootBound = false
-	}
-	add("--dev", "/dev", "--proc", "/proc")
-	// Sysctl and sysrq-trigger writes are checked against the uid alone:
-	// a root command holding no capability could still rewrite the host's
-	// kernel.core_pattern. bwrap 0.8.0 leaves them writable; cover them.
-	// (-try: a kernel without sysrq has no sysrq-trigger in either /proc.)
-	for _, d := range procReadOnly {
-		add("--ro-bind-try", d, d)
 	}
 	// Links are recreated only on the empty root; where the host's / is
 	// bound they are there already (and bwrap cannot replace them).
@@ -131,22 +135,40 @@ func Sandbox(p *policy.Policy, o Options) []string {
 			add("--ro-bind", l.Path, l.Path)
 		}
 	}
-	masks := p.Masks
-	if o.InitMasks {
-		masks = nil
+
+	add("--dev", "/dev", "--proc", "/proc")
+	// Sysctl and sysrq-trigger writes are checked against the uid alone:
+	// a root command holding no capability could still rewrite the host's
+	// kernel.core_pattern. bwrap 0.8.0 leaves them writable; cover them.
+	// (-try: a kernel without sysrq has no sysrq-trigger in either /proc.)
+	for _, d := range procReadOnly {
+		add("--ro-bind-try", d, d)
 	}
-	for _, m := range masks {
-		src := o.MaskFile
-		if m.Dir {
-			src = o.MaskDir
+	// With /proc read-only, opening /proc/PID/mem for writing fails
+	// (EROFS) for every process, whatever Yama says: nothing in the sandbox
+	// can plant code in another process, the init stage included.
+	add("--remount-ro", "/proc")
+	if p.AccessAt("/sys") != policy.None {
+		// Recursively read-only, even under a writable grant of /.
+		add("--ro-bind", "/sys", "/sys")
+	}
+
+	l := Launch{Bwrap: o.Bwrap}
+	if !o.InitMasks {
+		for _, m := range p.Masks {
+			// Mode 0000 and read-only: with every capability dropped
+			// nobody, root included, can open, list, enter, chmod, write,
+			// remove or rename it. Each source is private to this
+			// sandbox: an empty tmpfs, or a copy bwrap makes of an empty
+			// descriptor in its own staging area.
+			if m.Dir {
+				add("--perms", "0000", "--tmpfs", m.Path, "--remount-ro", m.Path)
+				continue
+			}
+			fd := o.MaskFDBase + len(l.MaskFDs)
+			l.MaskFDs = append(l.MaskFDs, fd)
+			add("--perms", "0000", "--ro-bind-data", strconv.Itoa(fd), m.Path)
 		}
-		add("--ro-bind", src, m.Path)
-	}
-	if len(masks) > 0 && o.MaskFile != "" {
-		// The mask sources live in GROK_HOME, which is writable: make them
-		// read-only too, or a chmod inside would turn every mask readable.
-		root := filepath.Dir(o.MaskFile)
-		add("--ro-bind", root, root)
 	}
 	if !rootBound {
 		// The empty root bwrap starts from is a tmpfs; make it read-only
@@ -156,8 +178,8 @@ func Sandbox(p *policy.Policy, o Options) []string {
 	if o.Chdir != "" {
 		add("--chdir", o.Chdir)
 	}
-	if o.SeccompFD != 0 {
-		add("--seccomp", strconv.Itoa(o.SeccompFD))
-	}
-	return a
+	add("--seccomp", strconv.Itoa(o.SeccompFD))
+	l.Options = a
+	l.Command = append([]string(nil), o.Init...)
+	return l
 }

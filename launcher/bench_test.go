@@ -24,7 +24,7 @@ func BenchmarkPrepare(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := plan.Render(inv.Command, true); err != nil {
+				if err := plan.Render(inv.Command, "/bin/true"); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -39,6 +39,11 @@ func Doctor(inv Invocation, w io.Writer) error {
 				fmt.Fprintf(w, "userns:     %s = %s\n", strings.TrimPrefix(f, "/proc/sys/"), strings.TrimSpace(string(data)))
 			}
 		}
+		yama := "absent"
+		if data, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil {
+			yama = "ptrace_scope " + strings.TrimSpace(string(data))
+		}
+		fmt.Fprintf(w, "ptrace:     Yama %s; not needed: no sandbox can write another process's memory (/proc is read-only under bwrap and not writable under Landlock; ptrace, process_vm_writev and pidfd_getfd are refused to children under restrict_network)\n", yama)
 		if abi := landlockABI(); abi > 0 {
 			fmt.Fprintf(w, "landlock:   ABI %d\n", abi)
 		} else {

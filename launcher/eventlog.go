@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -28,19 +29,53 @@ const (
 	MaxEventLog = 1 << 20
 )
 
+// openEventLog opens (creating, mode 0600) the event log for appending. It
+// never blocks and never follows a link: a FIFO, a device, a directory or a
+// symlink planted at the path, or a file with another owner or a second
+// name (a hard link to something else), is an error, not a hang or a write
+// elsewhere.
+func openEventLog(grokHome string) (*os.File, error) {
+	path := filepath.Join(grokHome, eventLogName)
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open %s: %v", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = fmt.Errorf("%s is not a regular file; move it away", path)
+	case st.Uid != uint32(os.Geteuid()):
+		err = fmt.Errorf("%s belongs to uid %d, not to you; move it away", path, st.Uid)
+	case st.Nlink != 1:
+		err = fmt.Errorf("%s has %d names (a hard link); move it away", path, st.Nlink)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Mode&0o777 != 0o600 {
+		_ = unix.Fchmod(fd, 0o600)
+	}
+	return f, nil
+}
+
 // AppendEvent adds ev to the event log in GROK_HOME. The file is created
 // with mode 0600 and written with one O_APPEND write per line under an
 // exclusive lock, so that concurrent launches never interleave or lose a
 // line, and rotation never races an append.
 func AppendEvent(grokHome string, ev Event) error {
-	line, err := json.Marshal(ev)
+	line, err := eventLine(ev)
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
 	path := filepath.Join(grokHome, eventLogName)
 	for attempt := 0; attempt < 3; attempt++ {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+		f, err := openEventLog(grokHome)
 		if err != nil {
 			return err
 		}
@@ -56,10 +91,9 @@ func AppendEvent(grokHome string, ev Event) error {
 			f.Close()
 			continue
 		}
-		if fi.Mode().Perm() != 0o600 {
-			_ = f.Chmod(0o600)
-		}
 		if fi.Size()+int64(len(line)) > MaxEventLog && fi.Size() > 0 {
+			// Rename replaces the rotation file's name, never writes
+			// through it: a link planted there is replaced, not followed.
 			if err := os.Rename(path, path+".1"); err != nil {
 				f.Close()
 				return err
@@ -72,4 +106,28 @@ func AppendEvent(grokHome string, ev Event) error {
 		return err
 	}
 	return nil
+}
+
+// appendEventFD adds ev through a descriptor opened by openEventLog before
+// the sandbox started (the supervisor's, inside a sandbox where the log is
+// read-only). A rotation meanwhile sends the line to the rotated file.
+func appendEventFD(fd int, ev Event) error {
+	line, err := eventLine(ev)
+	if err != nil {
+		return err
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+		return err
+	}
+	defer unix.Flock(fd, unix.LOCK_UN)
+	_, err = unix.Write(fd, line)
+	return err
+}
+
+func eventLine(ev Event) ([]byte, error) {
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	return append(line, '\n'), nil
 }

@@ -34,7 +34,7 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		return err
 	}
 	warn(inv.Stderr, plan)
-	if err := plan.Render(inv.Command, false); err != nil {
+	if err := plan.Render(inv.Command, ""); err != nil {
 		return err
 	}
 	if asJSON {
@@ -206,14 +206,41 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	}
 	n := networkWords(p)
 	fmt.Fprintf(w, "\nnetwork:\n  the wrapped command: %s\n  its children:        %s\n", n["command"], n["children"])
-	if p.NestedUserNS {
-		fmt.Fprintln(w, "nested user namespaces: allowed")
-	} else {
-		fmt.Fprintln(w, "nested user namespaces: disabled (mounts cannot be rearranged from inside)")
+	if p.Enforce && p.Target == "linux" {
+		explainKernel(w, plan)
 	}
 	explainEnv(w, plan.Environ)
 	explainWarnings(w, p)
 	return nil
+}
+
+// explainKernel states the layers every process of a Linux sandbox is held
+// to, whatever its profile's paths say.
+func explainKernel(w io.Writer, plan *Plan) {
+	p := plan.Policy
+	fmt.Fprintln(w, "\nevery process in the sandbox:")
+	if plan.Backend == BackendLandlock {
+		fmt.Fprintln(w, "  /proc: not writable (Landlock), so no process can write another's memory through /proc/PID/mem")
+	} else {
+		fmt.Fprintln(w, "  /dev and /proc: fresh; /proc read-only as a whole (no process can write another's memory through /proc/PID/mem), /proc/sys and /sys read-only")
+	}
+	blocked := "terminal injection (TIOCSTI, TIOCLINUX), the kernel keyring (add_key, request_key, keyctl)"
+	if !p.NestedUserNS {
+		blocked += ", new user namespaces"
+	}
+	if p.Network.Isolate || p.Network.RestrictChildren {
+		blocked += ", io_uring"
+	}
+	fmt.Fprintf(w, "  seccomp refuses: %s\n", blocked)
+	fmt.Fprintln(w, "  capabilities: none, even for root; no_new_privs")
+	if p.NestedUserNS {
+		fmt.Fprintln(w, "  nested user namespaces: allowed")
+	} else {
+		fmt.Fprintln(w, "  nested user namespaces: disabled (mounts cannot be rearranged from inside)")
+	}
+	if plan.Backend == BackendBwrap {
+		fmt.Fprintln(w, "  pid 1: grok-sandbox's init stage, non-dumpable; it checks every layer above before the command starts, and refuses to start it otherwise")
+	}
 }
 
 func describeSource(p *policy.Policy) string {

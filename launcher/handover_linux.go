@@ -1,13 +1,16 @@
-// The descriptors, signal mask and argv handed to bwrap at exec.
+// The descriptors, signal dispositions and argv handed to bwrap at exec.
 
 package launcher
 
 import (
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"grok-sandbox/argv"
 )
 
 // maxDirectArgs is how many bwrap options go on the real command line before
@@ -19,25 +22,25 @@ const maxDirectArgs = 256
 // parses, --args included.
 const bwrapArgMax = 9000
 
-// viaArgsFD moves bwrap's options (between argv[0] and the "--" before the
-// command) into a memory file handed over as --args FD. The command stays on
-// the real argv. The descriptor is rewound (bwrap reads from the current
-// offset to EOF) and is the only one this launch leaves without
-// close-on-exec; bwrap closes it after reading.
-func viaArgsFD(argv []string, sep int) ([]string, error) {
-	opts := argv[1:sep]
-	if len(opts) <= maxDirectArgs {
-		return argv, nil
+// viaArgsFD returns the argv to exec for l: its options on the command line,
+// or, when they are many, in a memory file handed over as --args FD. bwrap
+// stops reading --args data at a "--", so the command (the init stage) is
+// never put there: it always follows the "--" on the real argv. The
+// descriptor is rewound (bwrap reads from the current offset to EOF) and
+// left without close-on-exec; bwrap closes it after reading.
+func viaArgsFD(l argv.Launch) ([]string, error) {
+	if len(l.Options) <= maxDirectArgs {
+		return l.Argv(), nil
 	}
-	if len(argv) > bwrapArgMax {
-		return nil, refuse("the sandbox needs %d bwrap arguments, more than bubblewrap's limit of %d; deny fewer paths (anchor globs deeper)", len(argv), bwrapArgMax)
+	if n := len(l.Options) + len(l.Command) + 4; n > bwrapArgMax {
+		return nil, refuse("the sandbox needs %d bwrap arguments, more than bubblewrap's limit of %d; grant fewer separate paths", n, bwrapArgMax)
 	}
-	fd, err := memFile("grok-sandbox-args", []byte(strings.Join(opts, "\x00")+"\x00"))
+	fd, err := memFile("grok-sandbox-args", []byte(strings.Join(l.Options, "\x00")+"\x00"))
 	if err != nil {
 		return nil, err
 	}
-	out := []string{argv[0], "--args", strconv.Itoa(fd)}
-	return append(out, argv[sep:]...), nil
+	out := []string{l.Bwrap, "--args", strconv.Itoa(fd), "--"}
+	return append(out, l.Command...), nil
 }
 
 // memFile returns a descriptor of a memory file holding data, rewound (bwrap
@@ -68,17 +71,25 @@ func memFile(name string, data []byte) (int, error) {
 // the sandbox; handOver then clears the flag on exactly the descriptors
 // bwrap needs.
 func closeInherited() error {
-	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err := closeFrom(3); err != nil {
+		return refuse("cannot close inherited descriptors: %v", err)
+	}
+	return nil
+}
+
+// closeFrom marks every descriptor from first up close-on-exec.
+func closeFrom(first int) error {
+	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	if err == nil {
 		return nil
 	}
 	// Kernels before 5.11: walk the open descriptors.
 	ents, rerr := os.ReadDir("/proc/self/fd")
 	if rerr != nil {
-		return refuse("cannot close inherited descriptors: %v", err)
+		return err
 	}
 	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
 			unix.CloseOnExec(fd)
 		}
 	}
@@ -86,7 +97,7 @@ func closeInherited() error {
 }
 
 // handOver puts data on descriptor target for bwrap; nothing when data is
-// nil. Only these descriptors and the --args one lose close-on-exec.
+// nil.
 func handOver(target int, data []byte) error {
 	if data == nil {
 		return nil
@@ -95,30 +106,74 @@ func handOver(target int, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if fd != target {
-		if err := unix.Dup3(fd, target, 0); err != nil {
-			unix.Close(fd)
-			return refuse("cannot place a descriptor for bwrap: %v", err)
-		}
-		unix.Close(fd)
+	return place(fd, target)
+}
+
+// place moves fd to target, without close-on-exec.
+func place(fd, target int) error {
+	if fd == target {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+		return err
+	}
+	err := unix.Dup3(fd, target, 0)
+	unix.Close(fd)
+	if err != nil {
+		return refuse("cannot place a descriptor for bwrap: %v", err)
 	}
 	return nil
 }
 
-// shieldFromTerminalSignals blocks SIGINT and SIGQUIT on the calling thread
+// handOverSelf opens the running executable (not its path, which could be
+// replaced meanwhile) on target: bwrap execs it as the init stage.
+func handOverSelf(target int) error {
+	fd, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return refuse("cannot open grok-sandbox's own executable for the sandbox's init stage: %v", err)
+	}
+	return place(fd, target)
+}
+
+// handOverEventLog opens the event log for the supervisor inside the
+// sandbox, which cannot open it by path (it is read-only there). When it
+// cannot be opened the supervisor records nothing; the launch goes on (the
+// warning was given when the launch was logged).
+func handOverEventLog(target int, grokHome string) error {
+	f, err := openEventLog(grokHome)
+	if err != nil {
+		return nil
+	}
+	fd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		return nil
+	}
+	return place(fd, target)
+}
+
+// handOverEmpty opens /dev/null on each of fds: bwrap copies each one into a
+// mode-0000 file that masks a denied file.
+func handOverEmpty(fds []int) error {
+	for _, target := range fds {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return refuse("cannot open /dev/null for the masks: %v", err)
+		}
+		if err := place(fd, target); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shieldFromTerminalSignals makes this process ignore SIGINT and SIGQUIT
 // before it execs bwrap. bwrap's outer process stays in the terminal's
 // foreground group and does not handle them: a Ctrl-C would kill it, and
 // with --die-with-parent the whole sandbox with it, before the command could
-// handle the signal. Blocked (not ignored) signals stay pending in that
-// process, while bwrap gives the sandboxed process an empty mask, so the
-// command receives Ctrl-C as usual.
+// handle the signal. They are ignored rather than blocked so that the
+// signal mask stays empty: the init stage catches both (it is pid 1 of the
+// sandbox) and starts the command with default dispositions and an empty
+// mask, so the command receives Ctrl-C as usual.
 func shieldFromTerminalSignals() error {
-	var set unix.Sigset_t
-	for _, sig := range []unix.Signal{unix.SIGINT, unix.SIGQUIT} {
-		set.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
-	}
-	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
-		return refuse("cannot block terminal signals for bwrap: %v", err)
-	}
+	signal.Ignore(unix.SIGINT, unix.SIGQUIT)
 	return nil
 }

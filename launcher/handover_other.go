@@ -2,9 +2,17 @@
 
 package launcher
 
-func viaArgsFD(argv []string, sep int) ([]string, error) { return argv, nil }
+import "grok-sandbox/argv"
+
+func viaArgsFD(l argv.Launch) ([]string, error) { return l.Argv(), nil }
 
 func handOver(target int, data []byte) error { return nil }
+
+func handOverSelf(target int) error { return nil }
+
+func handOverEventLog(target int, grokHome string) error { return nil }
+
+func handOverEmpty(fds []int) error { return nil }
 
 func closeInherited() error { return nil }
 

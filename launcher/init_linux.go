@@ -7,56 +7,54 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/seccomp"
 )
 
-// RunInit is grok-sandbox's own stage inside the sandbox, started by bwrap
-// as "grok-sandbox __sandbox-init FD [--masked] -- COMMAND...". It reads its
-// config from FD, then:
+// RunInit is grok-sandbox's own stage inside the sandbox: bwrap execs it as
+// "/proc/self/fd/12 __sandbox-init FD PROFILE [--masked]", as pid 1 of the
+// sandbox's pid namespace, carrying the base seccomp filter. It reads its
+// config (the command among it) from FD, then:
 //
-//  1. when bwrap had no room for every mask, mounts them (with the
+//  1. makes itself non-dumpable, so that nothing in the sandbox can open
+//     its memory, whatever the kernel's ptrace policy;
+//  2. when bwrap had no room for every mask, mounts them (with the
 //     capabilities bwrap left for this), drops every capability and execs
 //     itself again with --masked, so nothing privileged survives;
-//  2. installs the seccomp filter; when the command's children must lose
-//     the network, starts the command as a child carrying a filter whose
-//     network syscalls notify this process, and answers them: allowed for
-//     the command's own threads, EACCES for every other process;
-//  3. otherwise execs the command.
-//
-// It returns an exit status; it only returns for a refusal or when it
-// supervised the command, with the command's status.
+//  3. checks that every layer it was asked for is in force (the filter,
+//     no_new_privs, no capability, the read-only and masked paths) and
+//     refuses to start the command otherwise;
+//  4. starts the command with no descriptor of grok-sandbox's, under an
+//     extra filter when its children must lose the network (and then
+//     answers that filter's notifications), reaps every orphan as pid 1
+//     must, and exits with the command's status.
 func RunInit(args []string) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
 	}
-	if len(args) < 3 {
-		return fail("usage: %s FD [--masked] -- COMMAND...", InitCommand)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("cannot make the init stage non-dumpable: %v", err)
+	}
+	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
+		return fail("usage: %s FD PROFILE [--masked]", InitCommand)
 	}
 	fd, err := strconv.Atoi(args[0])
 	if err != nil {
 		return fail("bad descriptor %q", args[0])
 	}
-	rest := args[1:]
-	masked := false
-	if rest[0] == "--masked" {
-		masked, rest = true, rest[1:]
-	}
-	if len(rest) < 2 || rest[0] != "--" {
-		return fail("usage: %s FD [--masked] -- COMMAND...", InitCommand)
-	}
-	command := rest[1:]
+	masked := len(args) == 3
 
 	data, err := readFD(fd)
 	if err != nil {
@@ -66,10 +64,16 @@ func RunInit(args []string) int {
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fail("bad config: %v", err)
 	}
+	if cfg.Path == "" || len(cfg.Args) == 0 {
+		return fail("bad config: no command")
+	}
+	if cfg.Profile != args[1] {
+		return fail("bad config: profile %q, command line says %q", cfg.Profile, args[1])
+	}
 
 	runtime.LockOSThread()
 	if len(cfg.Masks) > 0 && !masked {
-		if err := mountMasks(&cfg); err != nil {
+		if err := mountMasks(cfg.Masks); err != nil {
 			return fail("%v", err)
 		}
 		if err := dropCapabilities(); err != nil {
@@ -78,54 +82,30 @@ func RunInit(args []string) int {
 		if _, err := unix.Seek(fd, 0, 0); err != nil {
 			return fail("rewinding the config: %v", err)
 		}
-		argv := append([]string{"grok-sandbox", InitCommand, args[0], "--masked", "--"}, command...)
+		argv := []string{"grok-sandbox", InitCommand, args[0], args[1], "--masked"}
 		err := syscall.Exec("/proc/self/exe", argv, os.Environ())
 		return fail("re-exec after masking: %v", err)
 	}
 	unix.Close(fd)
-	if err := noCapabilities(); err != nil {
+	if err := dropAllCapabilities(); err != nil {
 		return fail("%v", err)
 	}
-
-	return startCommand(&cfg, BackendBwrap, nil, command, os.Environ())
-}
-
-// startCommand installs the seccomp filter on the calling (locked) thread,
-// after restrict (Landlock, for that backend) has run there, and then execs
-// the command, or, when its children must lose the network, forks it from
-// that thread and supervises it. It returns only on failure, or with the
-// supervised command's status.
-func startCommand(cfg *initConfig, backend string, restrict func() error, command, env []string) int {
-	fail := func(err error) int {
-		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
-		return ExitRefused
+	if err := verifyThread(cfg.Check.Filters); err != nil {
+		return fail("%v; refusing to start the command", err)
 	}
-	arch, err := seccomp.HostArch()
-	if err != nil {
-		return fail(err)
+	if err := verifyPaths(cfg.Check); err != nil {
+		return fail("%v; refusing to start the command", err)
 	}
-	prog, err := seccomp.Build(seccomp.Rules{BlockTerminalInjection: true, BlockUserNamespaces: cfg.NoUserNS, Network: cfg.Network}, arch)
-	if err != nil {
-		return fail(err)
+	// Nothing of grok-sandbox's reaches the command: the descriptors bwrap
+	// left (the executable, the event log) stay here only.
+	if err := closeFrom(3); err != nil {
+		return fail("cannot close the launcher's descriptors: %v", err)
 	}
-	path, err := lookPathIn(command[0], getenv(env, "PATH"))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
-		return Code(err)
+	events := -1
+	if _, err := unix.FcntlInt(uintptr(fdEvents), unix.F_GETFD, 0); err == nil {
+		events = fdEvents
 	}
-	if cfg.Network != seccomp.NetworkNotify {
-		if restrict != nil {
-			if err := restrict(); err != nil {
-				return fail(err)
-			}
-		}
-		if err := seccomp.Install(prog); err != nil {
-			return fail(err)
-		}
-		err := syscall.Exec(path, command, env)
-		return notFound(command[0], err)
-	}
-	return supervise(cfg, backend, arch, prog, restrict, path, command, env)
+	return superviseCommand(&cfg, BackendBwrap, events, nil, cfg.Check.Filters, os.Environ(), true)
 }
 
 // readFD reads fd to EOF without wrapping it in an os.File, whose finalizer
@@ -148,36 +128,51 @@ func readFD(fd int) ([]byte, error) {
 	}
 }
 
-func notFound(name string, err error) int {
-	fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", name, err)
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return ExitNotFound
-	}
-	return ExitNotExecutable
-}
+// maskStaging is where the init stage stages the masks' sources: /dev/shm
+// of the fresh /dev, a directory no deny entry can name (every sandbox gets
+// its own /dev). The staging tmpfs is detached before anything else runs,
+// so afterwards no path reaches the sources, in this sandbox or any other.
+const maskStaging = "/dev/shm"
 
-// mountMasks covers each masked path with the read-only, mode-0000 mask
-// file or directory, like bwrap's --ro-bind, and then makes the mask
-// sources read-only themselves.
-func mountMasks(cfg *initConfig) error {
-	for _, m := range cfg.Masks {
-		src := cfg.MaskFile
+// mountMasks covers each masked path with an empty, mode-0000, read-only
+// file or directory of a private tmpfs (the same mechanism as bwrap's
+// --ro-bind, from a source that is nobody's to change).
+func mountMasks(masks []policy.Mask) error {
+	for _, m := range masks {
+		if policy.Within(m.Path, maskStaging) {
+			return fmt.Errorf("cannot mask %s: the init stage stages masks in %s", m.Path, maskStaging)
+		}
+	}
+	if err := unix.Mount("tmpfs", maskStaging, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700"); err != nil {
+		return fmt.Errorf("cannot mount the masks' tmpfs on %s: %v", maskStaging, err)
+	}
+	defer unix.Unmount(maskStaging, unix.MNT_DETACH)
+	file, dir := maskStaging+"/file", maskStaging+"/dir"
+	f, err := unix.Open(file, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("creating the file mask: %v", err)
+	}
+	unix.Close(f)
+	if err := unix.Mkdir(dir, 0); err != nil {
+		return fmt.Errorf("creating the directory mask: %v", err)
+	}
+	for _, m := range masks {
+		src := file
 		if m.Dir {
-			src = cfg.MaskDir
+			src = dir
 		}
 		if err := bindReadOnly(src, m.Path); err != nil {
 			return fmt.Errorf("cannot mask %s: %v", m.Path, err)
 		}
 	}
-	root := filepath.Dir(cfg.MaskFile)
-	if err := bindReadOnly(root, root); err != nil {
-		return fmt.Errorf("cannot make %s read-only: %v", root, err)
+	if err := unix.Unmount(maskStaging, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("cannot detach the masks' staging tmpfs: %v", err)
 	}
 	return nil
 }
 
 func bindReadOnly(src, dst string) error {
-	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
 		return err
 	}
 	// A remount must keep the flags the kernel locked on the mount it
@@ -241,35 +236,125 @@ func dropAllCapabilities() error {
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("reading capabilities: %v", err)
 	}
-	if data[0].Permitted|data[1].Permitted|data[0].Effective|data[1].Effective == 0 {
+	if data[0].Permitted|data[1].Permitted|data[0].Effective|data[1].Effective|data[0].Inheritable|data[1].Inheritable == 0 {
 		return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 	}
-	if err := dropCapabilities(); err != nil {
-		return err
-	}
-	return noCapabilities()
+	return dropCapabilities()
 }
 
-// noCapabilities checks that this thread holds no capability at all: the
-// command must never get one.
-func noCapabilities() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("reading capabilities: %v", err)
+// verifyThread reads the calling thread's confinement back from the kernel:
+// no_new_privs, seccomp in filter mode with at least filters filters, the
+// filter refusing TIOCSTI (so it is the one grok-sandbox built), and every
+// capability set empty. The command is forked or exec'd from this thread.
+//
+// An ordinary user outside any user namespace (the Landlock backend) keeps
+// the full bounding set, which only root can drop; with no_new_privs and no
+// permitted capability it grants nothing, so it is checked only inside the
+// sandbox (bwrap drops it) and for root.
+func verifyThread(filters int) error {
+	return verifyThreadCaps(filters, true)
+}
+
+func verifyThreadCaps(filters int, bounding bool) error {
+	data, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		return fmt.Errorf("cannot read /proc/thread-self/status to check the sandbox: %v", err)
 	}
-	for _, d := range data {
-		if d.Effective != 0 || d.Permitted != 0 || d.Inheritable != 0 {
-			return errors.New("the init stage still holds capabilities; refusing to start the command")
+	got := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			got[k] = strings.TrimSpace(v)
+		}
+	}
+	if got["NoNewPrivs"] != "1" {
+		return errors.New("no_new_privs is not set")
+	}
+	if got["Seccomp"] != "2" {
+		return fmt.Errorf("no seccomp filter is in force (Seccomp: %s)", got["Seccomp"])
+	}
+	if v, ok := got["Seccomp_filters"]; ok {
+		if n, err := strconv.Atoi(v); err != nil || n < filters {
+			return fmt.Errorf("%s seccomp filters are in force, want %d", v, filters)
+		}
+	}
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+		if k == "CapBnd" && !bounding {
+			continue
+		}
+		v, ok := got[k]
+		if !ok || strings.Trim(v, "0") != "" {
+			return fmt.Errorf("capabilities are left (%s: %s)", k, v)
+		}
+	}
+	// Without the filter, TIOCSTI on /dev/null fails with ENOTTY.
+	null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("cannot open /dev/null: %v", err)
+	}
+	defer unix.Close(null)
+	var c byte
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(null), unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+	if errno != unix.EPERM {
+		return fmt.Errorf("the seccomp filter does not refuse TIOCSTI (%v)", errno)
+	}
+	return nil
+}
+
+// verifyPaths checks that every masked path is unreadable and read-only and
+// every protected path read-only, as the kernel sees them now.
+func verifyPaths(c layerCheck) error {
+	for _, path := range c.ReadOnly {
+		if err := readOnlyMount(path); err != nil {
+			return err
+		}
+	}
+	for _, path := range c.Masked {
+		var st unix.Stat_t
+		if err := unix.Lstat(path, &st); err != nil {
+			return fmt.Errorf("masked path %s: %v", path, err)
+		}
+		if st.Mode&0o7777 != 0 {
+			return fmt.Errorf("masked path %s is not masked (mode %#o)", path, st.Mode&0o7777)
+		}
+		if err := readOnlyMount(path); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// supervise starts the command as a child that carries a notifying filter,
-// answers the filter's notifications until the command exits, and returns
-// the command's status (128+N for a signal, as shells do).
-func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.RawInstruction, restrict func() error, path string, command, env []string) int {
+func readOnlyMount(path string) error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return fmt.Errorf("read-only path %s: %v", path, err)
+	}
+	if st.Flags&unix.ST_RDONLY == 0 {
+		return fmt.Errorf("%s is writable, but must be read-only", path)
+	}
+	return nil
+}
+
+// superviseCommand starts the command as a child, from a locked thread that
+// first runs restrict (Landlock, for that backend), installs base (when not
+// nil: the Landlock backend has no bwrap to install it) and, under
+// restrict_network, a filter whose network syscalls notify this process. It
+// checks that thread's layers, answers the notifications (allowed for the
+// command's own threads, EACCES for every other process) until the command
+// exits, reaps every other child meanwhile when reaper is set (pid 1), and
+// returns the command's status (128+N for a signal, as shells do).
+func superviseCommand(cfg *initConfig, backend string, events int, restrict func() error, filters int, env []string, reaper bool) int {
+	arch, err := seccomp.HostArch()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+		return ExitRefused
+	}
+	var notify []bpf.RawInstruction
+	if cfg.Network == seccomp.NetworkNotify {
+		if notify, err = seccomp.Build(seccomp.Rules{Network: seccomp.NetworkNotify}, arch); err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+			return ExitRefused
+		}
+	}
 	// Signals a user sends to the sandbox reach this process; pass the
 	// ones that ask the command to stop on. Ctrl-C and Ctrl-\ come from
 	// the terminal to the whole foreground group, the command included, so
@@ -286,10 +371,10 @@ func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.Ra
 	}
 	ch := make(chan started, 1)
 	go func() {
-		// The filter goes on this thread only, and the command is forked
-		// from it, so the command and its descendants carry it while the
-		// supervisor's other threads do not. The goroutine ends locked, so
-		// the filtered thread ends with it.
+		// The command's filter goes on this thread only, and the command
+		// is forked from it, so the command and its descendants carry it
+		// while the supervisor's other threads do not. The goroutine ends
+		// locked, so the filtered thread ends with it.
 		runtime.LockOSThread()
 		if restrict != nil {
 			if err := restrict(); err != nil {
@@ -297,13 +382,21 @@ func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.Ra
 				return
 			}
 		}
-		listener, err := seccomp.InstallWithListener(prog)
-		if err != nil {
-			ch <- started{err: err, refused: true}
+		listener, want := -1, filters
+		if notify != nil {
+			var err error
+			if listener, err = seccomp.InstallWithListener(notify); err != nil {
+				ch <- started{err: err, refused: true}
+				return
+			}
+			want++
+		}
+		if err := verifyThreadCaps(want, reaper || os.Geteuid() == 0); err != nil {
+			ch <- started{err: fmt.Errorf("%v; refusing to start the command", err), refused: true}
 			return
 		}
-		cmd := &exec.Cmd{Path: path, Args: command, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-		err = cmd.Start()
+		cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+		err := cmd.Start()
 		ch <- started{cmd: cmd, listener: listener, err: err}
 	}()
 	st := <-ch
@@ -312,16 +405,19 @@ func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.Ra
 		return ExitRefused
 	}
 	if st.err != nil {
-		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", command[0], st.err)
-		return ExitNotExecutable
+		return notFound(cfg.Args[0], st.err)
 	}
 	pid := st.cmd.Process.Pid
-	v := &violations{cfg: cfg, backend: backend, arch: arch, last: map[string]time.Time{}}
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	go func() {
-		done <- seccomp.SuperviseUntil(st.listener, stop, seccomp.AllowThreadGroup(pid), v.record)
-	}()
+	if st.listener >= 0 {
+		v := &violations{profile: cfg.Profile, backend: backend, events: events, arch: arch, last: map[string]time.Time{}}
+		go func() {
+			done <- seccomp.SuperviseUntil(st.listener, stop, seccomp.AllowThreadGroup(pid), v.record)
+		}()
+	} else {
+		done <- nil
+	}
 	go func() {
 		for sig := range sigs {
 			if sig != unix.SIGINT && sig != unix.SIGQUIT {
@@ -331,21 +427,17 @@ func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.Ra
 	}()
 	// Wait for the command to exit without reaping it: while it is a
 	// zombie its pid cannot be recycled, so nothing else can pass for it.
-	// Stop answering, then reap.
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		break
-	}
+	// Orphans that pid 1 inherits are reaped meanwhile. Stop answering,
+	// then reap the command.
+	waitCommand(pid, reaper)
 	close(stop)
 	if err := <-done; err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: supervisor: %v\n", err)
 	}
-	unix.Close(st.listener)
-	err := st.cmd.Wait()
+	if st.listener >= 0 {
+		unix.Close(st.listener)
+	}
+	err = st.cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -354,27 +446,72 @@ func supervise(cfg *initConfig, backend string, arch seccomp.Arch, prog []bpf.Ra
 		return ee.ExitCode()
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", command[0], err)
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", cfg.Args[0], err)
 		return ExitRefused
 	}
 	return 0
+}
+
+// waitCommand returns once pid has exited, leaving it unreaped. With reaper
+// set it reaps every other child that exits meanwhile.
+func waitCommand(pid int, reaper bool) {
+	for {
+		var info unix.Siginfo
+		which, id := unix.P_PID, pid
+		if reaper {
+			which, id = unix.P_ALL, 0
+		}
+		err := unix.Waitid(which, id, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		got := siginfoPid(&info)
+		if got == pid || !reaper {
+			return
+		}
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(got, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// siginfoPid is si_pid of a SIGCHLD siginfo: the first field of the union,
+// after si_signo, si_errno, si_code and padding (16 bytes on 64-bit).
+func siginfoPid(info *unix.Siginfo) int {
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), 16)))
+}
+
+func notFound(name string, err error) int {
+	fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", name, err)
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		return ExitNotFound
+	}
+	return ExitNotExecutable
 }
 
 // violations logs blocked attempts to the event log, rate-limited so that a
 // loop cannot flood it: at most one line per process name and syscall a
 // second, and at most maxViolations lines per run.
 type violations struct {
-	cfg     *initConfig
+	profile string
 	backend string
-	arch    seccomp.Arch
-	mu      sync.Mutex
-	last    map[string]time.Time
-	logged  int
+	// events is the event log's descriptor, opened before the sandbox
+	// started; -1 when there is none.
+	events int
+	arch   seccomp.Arch
+	mu     sync.Mutex
+	last   map[string]time.Time
+	logged int
 }
 
 const maxViolations = 100
 
 func (v *violations) record(n seccomp.Notification) {
+	if v.events < 0 {
+		return
+	}
 	name := seccomp.SyscallName(v.arch, n.Nr)
 	comm := "?"
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
@@ -393,10 +530,10 @@ func (v *violations) record(n seccomp.Notification) {
 	if name == "socket" || name == "socketpair" {
 		what = fmt.Sprintf("%s(family %d, type %d)", name, n.Args[0], n.Args[1]&0xf)
 	}
-	_ = AppendEvent(v.cfg.GrokHome, Event{
+	_ = appendEventFD(v.events, Event{
 		Time:    now.UTC().Format(time.RFC3339Nano),
 		Event:   "violation",
-		Profile: v.cfg.Profile,
+		Profile: v.profile,
 		Backend: v.backend,
 		Command: comm,
 		Message: fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what),

@@ -1,10 +1,16 @@
 package launcher
 
 import (
+	"fmt"
+	"os"
 	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/seccomp"
 )
 
 func landlockABI() int { return landlock.ABI() }
@@ -14,20 +20,50 @@ func planLandlock(p *policy.Policy, abi int) (*landlock.Ruleset, error) {
 }
 
 // runLandlock is the Landlock backend: this process restricts the thread
-// that starts the command (no capabilities, then the ruleset), adds the
-// seccomp filter, and execs the command, or supervises it when its children
-// must lose the network. It returns only on failure or with the supervised
-// command's status.
-func runLandlock(plan *Plan) error {
+// that starts the command (no capabilities, then the ruleset, then the base
+// seccomp filter), checks that thread's layers, and execs the command, or,
+// when its children must lose the network, forks it under the notifying
+// filter and supervises it. It returns only on failure or with the
+// supervised command's status.
+func runLandlock(plan *Plan, path string) error {
 	p := plan.Policy
-	runtime.LockOSThread()
-	cfg := &initConfig{Profile: p.Profile, GrokHome: p.GrokHome, Network: networkMode(p), NoUserNS: !p.NestedUserNS}
+	prog, err := buildProgram(baseRules(p))
+	if err != nil {
+		return err
+	}
 	restrict := func() error {
 		if err := dropAllCapabilities(); err != nil {
 			return err
 		}
-		return plan.Landlock.Apply()
+		if err := plan.Landlock.Apply(); err != nil {
+			return err
+		}
+		return seccomp.Install(prog)
 	}
-	code := startCommand(cfg, BackendLandlock, restrict, plan.Argv, plan.Environ.Env)
+	runtime.LockOSThread()
+	cfg := &initConfig{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
+	if cfg.Network != seccomp.NetworkNotify {
+		if err := restrict(); err != nil {
+			return refuse("%v", err)
+		}
+		if err := verifyThreadCaps(1, os.Geteuid() == 0); err != nil {
+			return refuse("%v; refusing to start the command", err)
+		}
+		err := syscall.Exec(path, plan.Argv, plan.Environ.Env)
+		return &ExitError{Code: notFound(plan.Argv[0], err)}
+	}
+	// The supervisor stays on the host, outside any namespace: nothing the
+	// command starts may open its memory.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return refuse("cannot make the supervisor non-dumpable: %v", err)
+	}
+	events := -1
+	if f, err := openEventLog(plan.Env.GrokHome); err == nil {
+		events = int(f.Fd())
+		defer f.Close()
+	} else if plan.stderr != nil {
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %v\n", err)
+	}
+	code := superviseCommand(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
 	return &ExitError{Code: code}
 }

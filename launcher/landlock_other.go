@@ -13,4 +13,4 @@ func planLandlock(p *policy.Policy, abi int) (*landlock.Ruleset, error) {
 	return nil, refuse("Landlock exists only on Linux")
 }
 
-func runLandlock(plan *Plan) error { return refuse("Landlock exists only on Linux") }
+func runLandlock(plan *Plan, path string) error { return refuse("Landlock exists only on Linux") }

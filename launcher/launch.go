@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,9 +70,12 @@ type Plan struct {
 	Policy    *policy.Policy
 	Environ   envpolicy.Result
 	Backend   string // "bwrap", "none" (off), "seatbelt"
-	Argv      []string
-	// CommandAt is the index in Argv of the "--" before the command.
-	CommandAt int
+	// Argv is what the plan execs for the none, Landlock and Seatbelt
+	// backends; for bwrap it is Launch.Argv().
+	Argv []string
+	// Launch is the bwrap invocation, its options and its command kept
+	// apart.
+	Launch *argv.Launch
 	// Seccomp and Init are the contents of the descriptors bwrap gets
 	// (fdSeccomp, fdInit); nil when not used.
 	Seccomp []byte
@@ -84,6 +88,10 @@ type Plan struct {
 	Landlock *landlock.Ruleset
 	// Degraded says what is lost when the preferred backend is not used.
 	Degraded string
+
+	// stderr gets the one warning when the event log cannot be written.
+	stderr    io.Writer
+	logWarned bool
 }
 
 // Backends.
@@ -115,11 +123,6 @@ func Prepare(inv Invocation) (*Plan, error) {
 	plan := &Plan{Selection: sel, Config: cfg, Env: env, Policy: pol}
 	if err := plan.selectBackend(); err != nil {
 		return nil, err
-	}
-	if plan.Backend == BackendBwrap && pol.Target == runtime.GOOS && needsInit(pol) {
-		if _, err := exposeSelf(pol); err != nil {
-			return nil, err
-		}
 	}
 	forced := map[string]string{
 		"GROK_SANDBOX_PROFILE": pol.Profile,
@@ -179,95 +182,41 @@ func (plan *Plan) selectBackend() error {
 	return refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
 }
 
-// Render fills in the argv for the plan's backend. For the host target it
-// prepares what the argv refers to (mask sources) when prepare is true.
-func (plan *Plan) Render(command []string, prepare bool) error {
+// Render fills in the argv for the plan's backend. path is the command's
+// executable as the launcher resolved it ("" for print, which runs nothing:
+// the command's first word is shown as given).
+func (plan *Plan) Render(command []string, path string) error {
 	p := plan.Policy
 	switch plan.Backend {
 	case BackendNone, BackendLandlock:
 		plan.Argv = append([]string(nil), command...)
 		return nil
 	case BackendBwrap:
-		opts := argv.Options{
-			Bwrap:    "bwrap",
-			MaskFile: filepath.Join(plan.Env.GrokHome, maskDirName, "file"),
-			MaskDir:  filepath.Join(plan.Env.GrokHome, maskDirName, "dir"),
-			Chdir:    plan.Env.Cwd,
+		chdir := plan.Env.Cwd
+		if !p.Exposed(chdir) {
+			chdir = p.Workspace
 		}
-		if !p.Exposed(opts.Chdir) {
-			opts.Chdir = p.Workspace
+		opts := bwrapOptions(p, chdir, os.Getuid())
+		if path == "" {
+			path = command[0]
 		}
-		initCfg, err := plan.initStage(&opts)
+		init, err := encodeInit(initFor(p, opts, path, command))
 		if err != nil {
 			return err
 		}
-		if initCfg != nil {
-			if plan.Init, err = encodeInit(initCfg); err != nil {
-				return err
-			}
-		} else {
-			prog, err := filterProgram(p)
-			if err != nil {
-				return err
-			}
-			plan.Seccomp = encodeProgram(prog)
+		prog, err := buildProgram(baseRules(p))
+		if err != nil {
+			return err
 		}
-		if prepare {
-			path, err := exec.LookPath("bwrap")
-			if err != nil {
-				return refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap) or choose --profile off")
-			}
-			opts.Bwrap = path
-			if len(p.Masks) > 0 {
-				if err := prepareMasks(plan.Env.GrokHome); err != nil {
-					return err
-				}
-			}
-		}
-		plan.Argv = argv.Render(p, opts, command)
-		plan.CommandAt = len(plan.Argv) - len(command) - 1
+		plan.Init, plan.Seccomp = init, encodeProgram(prog)
+		l := argv.Render(p, opts)
+		plan.Launch = &l
+		plan.Argv = l.Argv()
 		return nil
 	case BackendSeatbelt:
 		return plan.renderSeatbelt(command)
 	}
 	return refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
-}
-
-const maskDirName = ".sandbox-masks"
-
-// prepareMasks makes sure the mask sources exist with mode 0000 and are what
-// they claim to be; they are re-checked on every launch because the user
-// (outside any sandbox) could have changed them.
-func prepareMasks(grokHome string) error {
-	root := filepath.Join(grokHome, maskDirName)
-	if err := os.Mkdir(root, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return refuse("cannot create %s: %v", root, err)
-	}
-	if err := ensureReal(root, true); err != nil {
-		return err
-	}
-	for _, m := range []struct {
-		name string
-		dir  bool
-	}{{"file", false}, {"dir", true}} {
-		path := filepath.Join(root, m.name)
-		if err := ensureReal(path, m.dir); err != nil {
-			return err
-		}
-		if m.dir {
-			if ents, err := os.ReadDir(path); err == nil && len(ents) > 0 {
-				return refuse("mask directory %s is not empty; remove its contents", path)
-			}
-		} else if fi, err := os.Lstat(path); err == nil && fi.Size() != 0 {
-			if err := os.Truncate(path, 0); err != nil {
-				return refuse("mask file %s: %v", path, err)
-			}
-		}
-		if err := os.Chmod(path, 0); err != nil {
-			return refuse("cannot make %s unreadable: %v", path, err)
-		}
-	}
-	return nil
 }
 
 // lookPathIn finds the command the way the sandbox will (with the final
@@ -324,15 +273,27 @@ func Run(inv Invocation) error {
 		logRefusal(inv, err)
 		return err
 	}
+	plan.stderr = inv.Stderr
+	if plan.Policy.Enforce {
+		if outer, ok := insideGrokSandbox(); ok {
+			err := refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
+			plan.log(refusedEvent(err))
+			return err
+		}
+	}
 	warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
 		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+Printable(plan.Config.GeneralFile)+")")
 	}
-	if _, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH")); err != nil {
+	path, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH"))
+	if err == nil {
+		path, err = plan.commandVisible(path)
+	}
+	if err != nil {
 		plan.log(refusedEvent(err))
 		return err
 	}
-	if err := plan.Render(inv.Command, true); err != nil {
+	if err := plan.Render(inv.Command, path); err != nil {
 		plan.log(refusedEvent(err))
 		return err
 	}
@@ -346,59 +307,128 @@ func Run(inv Invocation) error {
 	if inv.Verbose {
 		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", Printable(plan.Policy.Profile), Printable(plan.Policy.Source), plan.Backend)
 	}
-	return plan.exec()
+	return plan.exec(path)
 }
 
-func (plan *Plan) exec() error {
-	if plan.Backend == BackendLandlock {
+func (plan *Plan) exec(path string) error {
+	switch plan.Backend {
+	case BackendLandlock:
 		if err := closeInherited(); err != nil {
 			return err
 		}
-		return runLandlock(plan)
-	}
-	prog := plan.Argv[0]
-	if plan.Backend == BackendNone {
-		path, err := lookPathIn(prog, getenv(plan.Environ.Env, "PATH"))
+		return runLandlock(plan, path)
+	case BackendBwrap:
+		return plan.execBwrap()
+	case BackendSeatbelt:
+		argv, err := seatbeltArgv(plan)
 		if err != nil {
 			return err
 		}
-		prog = path
+		return execOrFail(argv[0], argv, plan.Environ.Env)
 	}
-	argv := plan.Argv
-	if plan.Backend == BackendBwrap {
-		if err := closeInherited(); err != nil {
-			return err
-		}
-		// The fixed descriptors first, so that the --args one cannot be
-		// given one of their numbers.
-		if err := handOver(fdSeccomp, plan.Seccomp); err != nil {
-			return err
-		}
-		if err := handOver(fdInit, plan.Init); err != nil {
-			return err
-		}
-		var err error
-		if argv, err = viaArgsFD(argv, plan.CommandAt); err != nil {
-			return err
+	return execOrFail(path, plan.Argv, plan.Environ.Env)
+}
+
+// execBwrap hands bwrap its descriptors and execs it. Options go through an
+// --args descriptor when they are many; the command bwrap execs (the init
+// stage) never does, and is checked to be there before the exec.
+func (plan *Plan) execBwrap() error {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap) or choose --profile off")
+	}
+	l := *plan.Launch
+	l.Bwrap = bwrap
+	if err := closeInherited(); err != nil {
+		return err
+	}
+	// The fixed descriptors first, so that the --args one cannot be given
+	// one of their numbers.
+	if err := handOver(fdSeccomp, plan.Seccomp); err != nil {
+		return err
+	}
+	if err := handOver(fdInit, plan.Init); err != nil {
+		return err
+	}
+	if err := handOverSelf(fdSelf); err != nil {
+		return err
+	}
+	if err := handOverEventLog(fdEvents, plan.Env.GrokHome); err != nil {
+		return err
+	}
+	if err := handOverEmpty(l.MaskFDs); err != nil {
+		return err
+	}
+	argv, err := viaArgsFD(l)
+	if err != nil {
+		return err
+	}
+	if err := checkBoundary(argv, l.Command); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	if err := shieldFromTerminalSignals(); err != nil {
+		return err
+	}
+	return execOrFail(bwrap, argv, plan.Environ.Env)
+}
+
+// checkBoundary refuses an argv whose tail is not "--" and exactly the init
+// stage: whatever bwrap parses, the command it execs must be ours.
+func checkBoundary(argv, command []string) error {
+	n := len(command)
+	if len(argv) < n+2 || argv[len(argv)-n-1] != "--" || !slices.Equal(argv[len(argv)-n:], command) {
+		return refuse("internal error: the bwrap command line does not end with the init stage; refusing to start a sandbox that could miss its layers")
+	}
+	for _, a := range argv[1 : len(argv)-n-1] {
+		if a == "--" {
+			return refuse("internal error: a bwrap option is \"--\"; refusing to start a sandbox that could miss its layers")
 		}
 	}
-	if plan.Backend == BackendSeatbelt {
-		var err error
-		if argv, err = seatbeltArgv(plan); err != nil {
-			return err
-		}
-	}
-	if plan.Backend == BackendBwrap {
-		runtime.LockOSThread()
-		if err := shieldFromTerminalSignals(); err != nil {
-			return err
-		}
-	}
-	err := syscall.Exec(prog, argv, plan.Environ.Env)
+	return nil
+}
+
+func execOrFail(prog string, argv, env []string) error {
+	err := syscall.Exec(prog, argv, env)
 	if errors.Is(err, syscall.ENOENT) {
 		return &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", prog, err)}
 	}
 	return &ExitError{Code: ExitNotExecutable, Err: fmt.Errorf("cannot execute %s: %v", prog, err)}
+}
+
+// commandVisible refuses a command whose executable the profile hides: the
+// sandbox could not run it, and a same-named one elsewhere on its PATH must
+// not silently run instead. It returns the path to exec inside: path itself
+// when the sandbox sees it (directly, or through a link strict recreates,
+// such as /bin -> usr/bin), else its canonical target when only that is
+// exposed.
+func (plan *Plan) commandVisible(path string) (string, error) {
+	p := plan.Policy
+	if !p.Enforce || plan.Backend == BackendNone {
+		return path, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", &ExitError{Code: ExitNotFound, Err: err}
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%s: %v", path, err)}
+	}
+	if !p.Exposed(real) {
+		return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf(
+			"%s is hidden by profile %s, so the sandbox cannot run it; expose it with a custom profile: [profiles.NAME] extends = %q, read_only = [%q]",
+			real, p.Profile, p.Base, filepath.Dir(real))}
+	}
+	if p.Exposed(abs) {
+		return abs, nil
+	}
+	for _, l := range p.Links {
+		if policy.Within(abs, l.Path) {
+			return abs, nil
+		}
+	}
+	return real, nil
 }
 
 func warn(w io.Writer, plan *Plan) {
@@ -441,7 +471,10 @@ func (plan *Plan) log(ev Event) {
 		ev.Source = plan.Policy.Source
 		ev.Workspace = plan.Policy.Workspace
 	}
-	_ = AppendEvent(plan.Env.GrokHome, ev)
+	if err := AppendEvent(plan.Env.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
+		plan.logWarned = true
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %v\n", err)
+	}
 }
 
 // logRefusal records a refusal that happened before a plan existed, when
@@ -455,7 +488,9 @@ func logRefusal(inv Invocation, err error) {
 	ev.Profile = inv.Profile
 	ev.Workspace = env.Workspace
 	ev.Command = commandName(inv.Command)
-	_ = AppendEvent(env.GrokHome, ev)
+	if err := AppendEvent(env.GrokHome, ev); err != nil {
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %v\n", err)
+	}
 }
 
 // commandName is what the event log records of the command: its name only,

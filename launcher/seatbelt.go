@@ -13,7 +13,6 @@ func (plan *Plan) renderSeatbelt(command []string) error {
 	}
 	plan.Seatbelt = &s
 	plan.Argv = s.Args(command)
-	plan.CommandAt = len(plan.Argv) - len(command) - 1
 	return nil
 }
 

@@ -3,8 +3,6 @@ package launcher
 import (
 	"encoding/binary"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/net/bpf"
@@ -21,61 +19,97 @@ const InitCommand = "__sandbox-init"
 // The descriptors a launch hands to bwrap (and through it to the init
 // stage). Fixed numbers keep print's output identical to what run execs.
 const (
+	// fdSeccomp holds the base filter; bwrap reads and closes it.
 	fdSeccomp = 10
-	fdInit    = 11
+	// fdInit holds the init stage's config.
+	fdInit = 11
+	// fdSelf is grok-sandbox's own executable, opened by the launcher
+	// from /proc/self/exe: bwrap execs /proc/self/fd/12, so the init stage
+	// is the very binary that was launched, wherever it lives and whatever
+	// the profile shows, and nobody can swap it on the way.
+	fdSelf = 12
+	// fdEvents is the event log, opened before the sandbox starts, for the
+	// violations the supervisor records.
+	fdEvents = 13
+	// fdMaskBase is the first of one /dev/null descriptor per file mask
+	// that bwrap makes (--ro-bind-data copies it).
+	fdMaskBase = 20
 )
 
 // maxBwrapMasks is how many masks go on bwrap's command line; past this the
 // init stage mounts them. bwrap rereads the whole mount table for every
-// read-only bind, so its time grows with the square of the masks (measured
-// with scripts/maskbench: 100 masks add 17 ms, 1,000 add 0.85 s), and it
-// parses at most 9,000 arguments in all; the init stage mounts 5,000 in
-// about 80 ms.
+// mount, so its time grows with the square of the masks (measured with
+// scripts/maskbench: 100 masks add 17 ms, 1,000 add 0.85 s), and every file
+// mask costs bwrap a descriptor; the init stage mounts 5,000 in about 80 ms.
 const maxBwrapMasks = 200
 
-// initConfig is what the init stage reads from fdInit.
+// initConfig is what the init stage reads from fdInit: the command and
+// every layer it must find in force before it starts it.
 type initConfig struct {
-	Profile  string
-	GrokHome string
-	Network  seccomp.Network
-	// NoUserNS: refuse new user namespaces (every profile but devbox).
-	NoUserNS bool
+	Profile string `json:"profile"`
+	// Path is the command's executable, resolved once on the host; Args
+	// its argv, Args[0] as the user wrote it.
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	// Network is the rule of the command's own filter, on top of the base
+	// filter bwrap installed.
+	Network seccomp.Network `json:"network"`
 	// Masks the init stage mounts (when bwrap has no room for them).
-	Masks    []policy.Mask
-	MaskFile string
-	MaskDir  string
+	Masks []policy.Mask `json:"init_masks,omitempty"`
+	// Check is what the init stage verifies before the command starts.
+	Check layerCheck `json:"check"`
 }
 
-// networkMode maps the policy's network rule to the seccomp rules that
-// enforce it: isolation cuts everyone (the network namespace does the rest),
-// child restriction needs a supervisor that tells the command from its
-// children.
-func networkMode(p *policy.Policy) seccomp.Network {
-	switch {
-	case p.Network.Isolate:
-		return seccomp.NetworkDeny
-	case p.Network.RestrictChildren:
+// layerCheck is what must be in force inside the sandbox, read back from
+// the kernel before the command starts: a launch that lost a layer on the
+// way (an option bwrap never parsed, a mount that did not happen) is refused
+// instead of run.
+type layerCheck struct {
+	// Filters is how many seccomp filters the init stage must carry
+	// (bwrap's base filter).
+	Filters int `json:"filters"`
+	// Masked are paths that must be unreadable (mode 0000) and read-only.
+	Masked []string `json:"masked,omitempty"`
+	// ReadOnly are paths that must be on read-only mounts: the protected
+	// paths and the kernel interfaces.
+	ReadOnly []string `json:"read_only,omitempty"`
+}
+
+// baseRules is the filter every process of an enforcing sandbox carries,
+// installed before grok-sandbox's own code runs inside it: terminal
+// injection and the keyring always blocked, user namespaces wherever the
+// profile disables nested ones, io_uring wherever the network is ruled,
+// and under isolation the network for everyone.
+func baseRules(p *policy.Policy) seccomp.Rules {
+	r := seccomp.Rules{
+		BlockTerminalInjection: true,
+		BlockKeyring:           true,
+		BlockUserNamespaces:    !p.NestedUserNS,
+		BlockIOURing:           p.Network.Isolate || p.Network.RestrictChildren,
+	}
+	if p.Network.Isolate {
+		r.Network = seccomp.NetworkDeny
+	}
+	return r
+}
+
+// commandNetwork is the rule of the filter added for the command and its
+// children: under restrict_network a supervisor tells the command from its
+// children; otherwise nothing beyond the base filter.
+func commandNetwork(p *policy.Policy) seccomp.Network {
+	if p.Network.RestrictChildren && !p.Network.Isolate {
 		return seccomp.NetworkNotify
 	}
 	return seccomp.NetworkNone
 }
 
-// filterProgram is the seccomp program of a policy: terminal injection is
-// always blocked, network per networkMode.
-func filterProgram(p *policy.Policy) ([]bpf.RawInstruction, error) {
+// buildProgram is the seccomp program of rules on the host's architecture.
+func buildProgram(r seccomp.Rules) ([]bpf.RawInstruction, error) {
 	arch, err := seccomp.HostArch()
 	if err != nil {
 		return nil, refuse("%v: terminal injection cannot be blocked here", err)
 	}
-	return seccomp.Build(filterRules(p), arch)
-}
-
-// filterRules: terminal injection is always blocked; user namespaces
-// wherever the profile disables nested ones (bwrap's --disable-userns does
-// it too; the filter also covers the init stage's path); network per
-// networkMode.
-func filterRules(p *policy.Policy) seccomp.Rules {
-	return seccomp.Rules{BlockTerminalInjection: true, BlockUserNamespaces: !p.NestedUserNS, Network: networkMode(p)}
+	return seccomp.Build(r, arch)
 }
 
 // encodeProgram lays out a program as the kernel's struct sock_filter array.
@@ -89,59 +123,50 @@ func encodeProgram(prog []bpf.RawInstruction) []byte {
 	return out
 }
 
-// selfPath is grok-sandbox's own executable, canonical, so that the init
-// stage runs wherever it was installed.
-func selfPath() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
+// bwrapOptions are the Linux facts of a bwrap launch of p.
+func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
+	o := argv.Options{
+		Bwrap:     "bwrap",
+		Chdir:     chdir,
+		SeccompFD: fdSeccomp,
+		// The profile rides on pid 1's command line, which nothing in the
+		// sandbox can change (see Status).
+		Init:       []string{"/proc/self/fd/" + strconv.Itoa(fdSelf), InitCommand, strconv.Itoa(fdInit), p.Profile},
+		MaskFDBase: fdMaskBase,
 	}
-	return filepath.EvalSymlinks(exe)
-}
-
-// initStage decides whether the launch needs grok-sandbox's own stage inside
-// the sandbox, and fills in the options and the config for it. It may add a
-// read grant for the executable when the profile does not expose it.
-func (plan *Plan) initStage(opts *argv.Options) (*initConfig, error) {
-	p := plan.Policy
-	cfg := &initConfig{Profile: p.Profile, GrokHome: p.GrokHome, Network: networkMode(p), NoUserNS: !p.NestedUserNS}
 	if len(p.Masks) > maxBwrapMasks {
-		cfg.Masks, cfg.MaskFile, cfg.MaskDir = p.Masks, opts.MaskFile, opts.MaskDir
-		opts.InitMasks = true
-		opts.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
-		opts.MapToRoot = os.Getuid() != 0
+		o.InitMasks = true
+		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
+		o.MapToRoot = uid != 0
 	}
-	if cfg.Network != seccomp.NetworkNotify && len(cfg.Masks) == 0 {
-		opts.SeccompFD = fdSeccomp
-		return nil, nil
-	}
-	self, err := exposeSelf(p)
-	if err != nil {
-		return nil, err
-	}
-	opts.Init = []string{self, InitCommand, strconv.Itoa(fdInit), "--"}
-	return cfg, nil
+	return o
 }
 
-// needsInit reports whether a bwrap launch of p goes through the init stage.
-func needsInit(p *policy.Policy) bool {
-	return networkMode(p) == seccomp.NetworkNotify || len(p.Masks) > maxBwrapMasks
-}
-
-// exposeSelf makes sure the sandbox can run grok-sandbox's own executable
-// for the init stage, adding a read grant for that one file when the profile
-// does not expose it (strict, with the binary under home).
-func exposeSelf(p *policy.Policy) (string, error) {
-	self, err := selfPath()
-	if err != nil {
-		return "", refuse("cannot find grok-sandbox's own executable for the sandbox's init stage: %v", err)
+// initFor is the init stage's config for a bwrap launch of p.
+func initFor(p *policy.Policy, o argv.Options, path string, command []string) *initConfig {
+	cfg := &initConfig{
+		Profile: p.Profile,
+		Path:    path,
+		Args:    command,
+		Network: commandNetwork(p),
+		Check:   layerCheck{Filters: 1},
 	}
-	if !p.Exposed(self) {
-		p.Grants = append(p.Grants, policy.Grant{Path: self, Access: policy.Read,
-			Why: "grok-sandbox's init stage", Source: "launcher"})
-		policy.SortGrants(p.Grants)
+	if o.InitMasks {
+		cfg.Masks = p.Masks
 	}
-	return self, nil
+	for _, m := range p.Masks {
+		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)
+	}
+	cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc", "/proc/sys")
+	if p.AccessAt("/sys") != policy.None {
+		cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/sys")
+	}
+	for _, q := range p.Protected {
+		if p.Exposed(q) {
+			cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, q)
+		}
+	}
+	return cfg
 }
 
 func encodeInit(cfg *initConfig) ([]byte, error) {

@@ -53,40 +53,125 @@ func ReadEvidence() Evidence {
 	return e
 }
 
-// Status says whether the calling process is sandboxed, by which profile and
-// backend, checked against the kernel's evidence. It refuses (exit 125) when
-// the environment claims a sandbox the kernel does not show.
-func Status(w io.Writer) error {
-	profile, backend := os.Getenv("GROK_SANDBOX_PROFILE"), os.Getenv("GROK_SANDBOX_BACKEND")
+// initProfile is the profile on pid 1's command line when pid 1 is
+// grok-sandbox's init stage. Nothing in the sandbox can change it: pid 1 is
+// non-dumpable and /proc is read-only, so no process there can write its
+// memory, and without capabilities none can make a pid namespace of its own
+// (devbox, which allows user namespaces, is the exception: a process there
+// could fake a pid 1 inside a nested namespace).
+func initProfile() (string, bool) {
+	data, err := os.ReadFile("/proc/1/cmdline")
+	if err != nil {
+		return "", false
+	}
+	f := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+	if len(f) < 4 || f[1] != InitCommand {
+		return "", false
+	}
+	return f[3], true
+}
+
+// insideGrokSandbox reports whether this process runs inside a sandbox that
+// grok-sandbox made, by the kernel's evidence (no_new_privs and a filter)
+// and the init stage as pid 1 (bwrap) or the variables a launch sets
+// (Landlock); it says which.
+func insideGrokSandbox() (string, bool) {
+	r := status()
+	if !r.Sandboxed {
+		return "", false
+	}
+	return fmt.Sprintf("profile %s, backend %s", r.Profile, r.Backend), true
+}
+
+// StatusReport is what `status` says, and its JSON document.
+type StatusReport struct {
+	SchemaVersion int    `json:"schema_version"`
+	Sandboxed     bool   `json:"sandboxed"`
+	Profile       string `json:"profile,omitempty"`
+	Backend       string `json:"backend,omitempty"`
+	// ProfileFrom says where the profile claim comes from: pid 1's command
+	// line (bwrap, unforgeable from inside) or the environment (Landlock,
+	// which has no pid 1 of its own: only as good as the environment).
+	ProfileFrom string `json:"profile_from,omitempty"`
+	// Lie is set when the environment claims a sandbox the kernel does not
+	// show, or another profile than pid 1's.
+	Lie    string         `json:"lie,omitempty"`
+	Kernel KernelEvidence `json:"kernel"`
+}
+
+// KernelEvidence is Evidence as the JSON document spells it.
+type KernelEvidence struct {
+	NoNewPrivs    bool   `json:"no_new_privs"`
+	Seccomp       bool   `json:"seccomp"`
+	Capabilities  string `json:"capabilities"`
+	UserNamespace bool   `json:"user_namespace"`
+	UIDMap        string `json:"uid_map"`
+	Readable      bool   `json:"readable"`
+}
+
+func status() StatusReport {
 	e := ReadEvidence()
-	if profile == "" {
-		if e.Sandboxed() {
+	r := StatusReport{SchemaVersion: 1, Kernel: KernelEvidence{NoNewPrivs: e.NoNewPrivs, Seccomp: e.Seccomp,
+		Capabilities: e.Capabilities, UserNamespace: e.UserNamespace, UIDMap: e.UIDMap, Readable: e.Readable}}
+	envProfile, envBackend := os.Getenv("GROK_SANDBOX_PROFILE"), os.Getenv("GROK_SANDBOX_BACKEND")
+	if p, ok := initProfile(); ok && e.Sandboxed() {
+		r.Sandboxed, r.Profile, r.Backend, r.ProfileFrom = true, p, BackendBwrap, "pid 1 (grok-sandbox's init stage)"
+		if envProfile != "" && (envProfile != p || envBackend != BackendBwrap) {
+			r.Lie = fmt.Sprintf("the environment claims profile %s, backend %s; pid 1 says profile %s, backend bwrap", envProfile, envBackend, p)
+		}
+		return r
+	}
+	if envProfile == "" {
+		return r
+	}
+	if e.Readable && e.Sandboxed() && envBackend == BackendLandlock {
+		r.Sandboxed, r.Profile, r.Backend = true, envProfile, envBackend
+		r.ProfileFrom = "the environment (Landlock has no pid 1 to carry it; the kernel shows no_new_privs and a seccomp filter)"
+		return r
+	}
+	r.Lie = fmt.Sprintf("the environment claims profile %s, backend %s, but the kernel shows no grok-sandbox sandbox", envProfile, envBackend)
+	return r
+}
+
+// Status says whether the calling process is sandboxed, by which profile and
+// backend, from evidence the sandbox cannot forge. It refuses (exit 125)
+// when the environment claims a sandbox the kernel does not show.
+func Status(w io.Writer, asJSON bool) error {
+	r := status()
+	if asJSON {
+		if err := writeJSON(w, r); err != nil {
+			return err
+		}
+		if !r.Sandboxed && r.Lie != "" {
+			return refuse("%s", r.Lie)
+		}
+		return nil
+	}
+	if !r.Sandboxed {
+		switch {
+		case r.Lie != "":
+			fmt.Fprintf(w, "NOT sandboxed: %s\n", r.Lie)
+			return refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", os.Getenv("GROK_SANDBOX_PROFILE"))
+		case r.Kernel.NoNewPrivs && r.Kernel.Seccomp:
 			fmt.Fprintln(w, "not sandboxed by grok-sandbox (this process has no_new_privs and a seccomp filter from something else)")
-		} else {
+		default:
 			fmt.Fprintln(w, "not sandboxed")
 		}
 		return nil
 	}
-	if !e.Readable {
-		fmt.Fprintf(w, "profile %s, backend %s, as the environment claims: /proc is not readable to check it\n", profile, backend)
-		return nil
+	fmt.Fprintf(w, "sandboxed: profile %s, backend %s\n", r.Profile, r.Backend)
+	fmt.Fprintf(w, "profile from: %s\n", r.ProfileFrom)
+	if r.Lie != "" {
+		fmt.Fprintf(w, "warning: %s\n", r.Lie)
 	}
-	if !e.Sandboxed() {
-		fmt.Fprintf(w, "NOT sandboxed: the environment says profile %s, backend %s, but the kernel shows no seccomp filter and no no_new_privs\n", profile, backend)
-		return refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", profile)
-	}
-	fmt.Fprintf(w, "sandboxed: profile %s, backend %s\n", profile, backend)
 	fmt.Fprintln(w, "kernel evidence:")
-	fmt.Fprintf(w, "  no_new_privs:   %v\n", e.NoNewPrivs)
-	fmt.Fprintf(w, "  seccomp filter: %v\n", e.Seccomp)
-	fmt.Fprintf(w, "  capabilities:   %s\n", e.Capabilities)
+	fmt.Fprintf(w, "  no_new_privs:   %v\n", r.Kernel.NoNewPrivs)
+	fmt.Fprintf(w, "  seccomp filter: %v\n", r.Kernel.Seccomp)
+	fmt.Fprintf(w, "  capabilities:   %s\n", r.Kernel.Capabilities)
 	ns := "no"
-	if e.UserNamespace {
-		ns = "yes (uid_map " + e.UIDMap + ")"
+	if r.Kernel.UserNamespace {
+		ns = "yes (uid_map " + r.Kernel.UIDMap + ")"
 	}
 	fmt.Fprintf(w, "  user namespace: %s\n", ns)
-	if backend == BackendBwrap && !e.UserNamespace {
-		fmt.Fprintln(w, "  warning: bwrap is claimed but this process is not in a user namespace")
-	}
 	return nil
 }

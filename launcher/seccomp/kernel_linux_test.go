@@ -58,6 +58,7 @@ func TestSyscallTableMatchesXSys(t *testing.T) {
 		"pidfd_getfd": unix.SYS_PIDFD_GETFD, "io_uring_setup": unix.SYS_IO_URING_SETUP,
 		"io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
 		"clone": unix.SYS_CLONE, "unshare": unix.SYS_UNSHARE, "clone3": unix.SYS_CLONE3,
+		"add_key": unix.SYS_ADD_KEY, "request_key": unix.SYS_REQUEST_KEY, "keyctl": unix.SYS_KEYCTL,
 	}
 	tab := tables[arch].nr
 	if len(tab) != len(want) {

@@ -81,6 +81,14 @@ type Rules struct {
 	// that libc falls back to clone. Without a user namespace nothing in
 	// the sandbox can gain the capabilities to rearrange its mounts.
 	BlockUserNamespaces bool
+	// BlockKeyring fails add_key, request_key and keyctl with EPERM: the
+	// kernel keyring is not namespaced, so a sandboxed process could
+	// otherwise read the keys of the session that launched it.
+	BlockKeyring bool
+	// BlockIOURing fails io_uring_setup, io_uring_enter and
+	// io_uring_register with EPERM whatever Network says: io_uring runs
+	// socket operations that no filter sees.
+	BlockIOURing bool
 }
 
 // Arch is a Go architecture name ("amd64", "arm64").
@@ -176,6 +184,9 @@ var tables = map[Arch]table{
 			"io_uring_enter":    426,
 			"io_uring_register": 427,
 			"pidfd_getfd":       438,
+			"add_key":           248,
+			"request_key":       249,
+			"keyctl":            250,
 		},
 	},
 	ArchARM64: {
@@ -201,6 +212,9 @@ var tables = map[Arch]table{
 			"io_uring_enter":    426,
 			"io_uring_register": 427,
 			"pidfd_getfd":       438,
+			"add_key":           217,
+			"request_key":       218,
+			"keyctl":            219,
 		},
 	},
 }
@@ -238,8 +252,12 @@ var NetworkSyscalls = []string{
 	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 }
 
-// IOURingSyscalls fail with EPERM whenever Rules.Network != NetworkNone.
+// IOURingSyscalls fail with EPERM whenever Rules.Network != NetworkNone or
+// Rules.BlockIOURing is set.
 var IOURingSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}
+
+// KeyringSyscalls fail with EPERM when Rules.BlockKeyring is set.
+var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 
 // Build returns the filter program for r on arch.
 //
@@ -250,7 +268,8 @@ var IOURingSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_reg
 //	ioctl, low32(args[1]) in {TIOCSTI, TIOCLINUX} -> ERRNO(EPERM)   [BlockTerminalInjection]
 //	clone/unshare, low32(args[0]) & CLONE_NEWUSER -> ERRNO(EPERM)   [BlockUserNamespaces]
 //	clone3                                -> ERRNO(ENOSYS)          [BlockUserNamespaces]
-//	io_uring_setup/enter/register         -> ERRNO(EPERM)           [Network != None]
+//	add_key/request_key/keyctl            -> ERRNO(EPERM)           [BlockKeyring]
+//	io_uring_setup/enter/register         -> ERRNO(EPERM)           [BlockIOURing or Network != None]
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
 //	connect                               -> NET
@@ -302,10 +321,17 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, nr("unshare"), "newuser", "")
 		a.jumpIf(bpf.JumpEqual, nr("clone3"), "enosys", "")
 	}
-	if r.Network != NetworkNone {
+	if r.BlockKeyring {
+		for _, name := range KeyringSyscalls {
+			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
+		}
+	}
+	if r.BlockIOURing || r.Network != NetworkNone {
 		for _, name := range IOURingSyscalls {
 			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
 		}
+	}
+	if r.Network != NetworkNone {
 		a.jumpIf(bpf.JumpEqual, nr("socket"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")

@@ -1,6 +1,9 @@
-// Command launchbench measures launch overhead: `grok-sandbox run` against
-// the identical argv given straight to bwrap (taken from `grok-sandbox
-// print`), interleaved in one run so that machine noise hits both alike.
+// Command launchbench measures launch overhead, interleaved in one run so
+// that machine noise hits all alike: `grok-sandbox run` against the
+// identical argv given straight to bwrap (taken from `grok-sandbox print`,
+// with the same descriptors, the init stage included), and against that
+// bwrap argv execing the command itself instead of the init stage (what
+// bwrap alone costs, without grok-sandbox's checks inside).
 //
 //	go build -o /tmp/grok-sandbox . && go run ./scripts/launchbench -bin /tmp/grok-sandbox -n 200
 package main
@@ -55,24 +58,40 @@ func main() {
 		f.Write(data)
 		fdFiles[n] = f
 	}
+	// Descriptor 12 is the executable bwrap runs as the init stage.
+	self, err := os.Open(*bin)
+	if err != nil {
+		fail("%v", err)
+	}
+	fdFiles[12] = self
+	// The same bwrap options, execing the command instead of the init
+	// stage (which follows bwrap's last "--").
+	sep := len(direct) - 1
+	for direct[sep] != "--" {
+		sep--
+	}
+	bare := append(append([]string(nil), direct[:sep+1]...), cmd...)
 	viaLauncher := append([]string{*bin, "run", "--profile", *profile, "--"}, cmd...)
 
-	var tl, tb []time.Duration
+	var tl, tb, tr []time.Duration
 	for i := 0; i < *n; i++ {
-		// Alternate which goes first, so neither always runs warm.
-		if i%2 == 0 {
-			tl = append(tl, timeRun(viaLauncher))
-			tb = append(tb, timeRun(direct))
-		} else {
-			tb = append(tb, timeRun(direct))
-			tl = append(tl, timeRun(viaLauncher))
+		// Rotate which goes first, so none always runs warm.
+		runs := []func(){
+			func() { tl = append(tl, timeRun(viaLauncher)) },
+			func() { tb = append(tb, timeRun(direct)) },
+			func() { tr = append(tr, timeRun(bare)) },
+		}
+		for j := range runs {
+			runs[(i+j)%3]()
 		}
 	}
-	ml, mb := median(tl), median(tb)
+	ml, mb, mr := median(tl), median(tb), median(tr)
 	fmt.Printf("profile %s, %d launches each, command %v\n", *profile, *n, cmd)
-	fmt.Printf("bwrap directly:     median %v  p90 %v\n", mb, pct(tb, 0.9))
-	fmt.Printf("grok-sandbox run:   median %v  p90 %v\n", ml, pct(tl, 0.9))
-	fmt.Printf("median ratio:       %.3f\n", float64(ml)/float64(mb))
+	fmt.Printf("bwrap, command directly:  median %v  p90 %v\n", mr, pct(tr, 0.9))
+	fmt.Printf("bwrap with init stage:    median %v  p90 %v\n", mb, pct(tb, 0.9))
+	fmt.Printf("grok-sandbox run:         median %v  p90 %v\n", ml, pct(tl, 0.9))
+	fmt.Printf("ratio run / bwrap+init:   %.3f\n", float64(ml)/float64(mb))
+	fmt.Printf("ratio run / bwrap alone:  %.3f\n", float64(ml)/float64(mr))
 }
 
 // fdFiles are files to pass to the direct bwrap at fixed descriptor numbers.

@@ -1,0 +1,114 @@
+package argv
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"grok-sandbox/launcher/policy"
+)
+
+func opts() Options {
+	return Options{Bwrap: "bwrap", Chdir: "/w", SeccompFD: 10, Init: []string{"/proc/self/fd/12", "__sandbox-init", "11"}, MaskFDBase: 20}
+}
+
+// shape builds a policy with grants grants and masks masks, each in a
+// directory of its own.
+func shape(grants, masks int) *policy.Policy {
+	p := &policy.Policy{ReadAll: true, Workspace: "/w", Grants: []policy.Grant{{Path: "/w", Access: policy.Write}}}
+	for i := 0; i < grants; i++ {
+		p.Grants = append(p.Grants, policy.Grant{Path: fmt.Sprintf("/w/g%d", i), Access: policy.Read})
+	}
+	for i := 0; i < masks; i++ {
+		p.Masks = append(p.Masks, policy.Mask{Path: fmt.Sprintf("/w/m%d/x.key", i)})
+		p.Pinned = append(p.Pinned, fmt.Sprintf("/w/m%d", i))
+	}
+	return p
+}
+
+// Whatever the shape, the command bwrap execs is the init stage and only
+// that, after the one "--"; no option is "--"; the filter is always there;
+// the kernel-facing protections come after every grant.
+func TestRenderBoundaryInEveryShape(t *testing.T) {
+	for _, tc := range []struct{ grants, masks int }{
+		{0, 0}, {1, 1}, {90, 0}, {0, 80}, {85, 85}, {300, 0}, {0, 199}, {0, 200}, {0, 250},
+	} {
+		t.Run(fmt.Sprintf("grants%d-masks%d", tc.grants, tc.masks), func(t *testing.T) {
+			p := shape(tc.grants, tc.masks)
+			o := opts()
+			o.InitMasks = len(p.Masks) > 200
+			l := Render(p, o)
+			if !slices.Equal(l.Command, o.Init) {
+				t.Fatalf("command %q, want the init stage %q", l.Command, o.Init)
+			}
+			a := l.Argv()
+			if got := a[len(a)-len(o.Init)-1:]; got[0] != "--" || !slices.Equal(got[1:], o.Init) {
+				t.Fatalf("argv ends with %q", got)
+			}
+			if slices.Contains(l.Options, "--") {
+				t.Fatalf("an option is \"--\"")
+			}
+			i := slices.Index(l.Options, "--seccomp")
+			if i < 0 || l.Options[i+1] != "10" {
+				t.Fatalf("no --seccomp 10 in the options")
+			}
+			lastGrant, proc := -1, slices.Index(l.Options, "--proc")
+			for j, a := range l.Options {
+				if (a == "--bind" || a == "--ro-bind") && l.Options[j+1] != "/sys" {
+					lastGrant = j
+				}
+			}
+			if proc < lastGrant {
+				t.Errorf("--proc at %d comes before a grant at %d", proc, lastGrant)
+			}
+			if j := slices.Index(l.Options, "--remount-ro"); j < 0 || l.Options[j+1] != "/proc" {
+				t.Errorf("/proc is not remounted read-only")
+			}
+			wantFDs := len(p.Masks)
+			if o.InitMasks {
+				wantFDs = 0
+			}
+			if len(l.MaskFDs) != wantFDs {
+				t.Errorf("%d mask descriptors, want %d", len(l.MaskFDs), wantFDs)
+			}
+			for n, fd := range l.MaskFDs {
+				if fd != 20+n || !slices.Contains(l.Options, strconv.Itoa(fd)) {
+					t.Errorf("mask descriptor %d: %d, not used in the options", n, fd)
+				}
+			}
+		})
+	}
+}
+
+// A writable grant of / leaves /sys and /proc read-only: the protections
+// are rendered after it.
+func TestRenderKernelInterfacesAfterRootGrant(t *testing.T) {
+	p := &policy.Policy{Grants: []policy.Grant{{Path: "/", Access: policy.Write}}}
+	l := Render(p, opts())
+	bindRoot := slices.Index(l.Options, "--bind")
+	sys := -1
+	for j, a := range l.Options {
+		if a == "--ro-bind" && l.Options[j+1] == "/sys" {
+			sys = j
+		}
+	}
+	if bindRoot < 0 || sys < bindRoot {
+		t.Fatalf("/sys (%d) is not bound read-only after the writable / (%d): %q", sys, bindRoot, l.Options)
+	}
+}
+
+// A denied directory becomes a mode-0000 tmpfs remounted read-only, a file a
+// mode-0000 copy of an empty descriptor: nothing shared, nothing on a path.
+func TestRenderMaskSources(t *testing.T) {
+	p := &policy.Policy{ReadAll: true, Masks: []policy.Mask{{Path: "/w/d", Dir: true}, {Path: "/w/f"}}}
+	l := Render(p, opts())
+	want := []string{"--perms", "0000", "--tmpfs", "/w/d", "--remount-ro", "/w/d", "--perms", "0000", "--ro-bind-data", "20", "/w/f"}
+	i := slices.Index(l.Options, "--perms")
+	if i < 0 || !slices.Equal(l.Options[i:i+len(want)], want) {
+		t.Fatalf("masks rendered as %q", l.Options)
+	}
+	if !slices.Equal(l.MaskFDs, []int{20}) {
+		t.Fatalf("mask descriptors %v", l.MaskFDs)
+	}
+}
