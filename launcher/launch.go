@@ -473,7 +473,7 @@ func (plan *Plan) log(ev Event) {
 	}
 	if err := AppendEvent(plan.Env.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
 		plan.logWarned = true
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %v\n", err)
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
 }
 
@@ -489,7 +489,7 @@ func logRefusal(inv Invocation, err error) {
 	ev.Workspace = env.Workspace
 	ev.Command = commandName(inv.Command)
 	if err := AppendEvent(env.GrokHome, ev); err != nil {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %v\n", err)
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
 }
 
