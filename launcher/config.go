@@ -48,6 +48,12 @@ const MaxProfileName = 64
 // terminal escapes into `profiles` and `doctor`.
 var profileNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
+// foldName is name in lower case without white space: the form in which a
+// look-alike of a built-in name ("STRICT", " strict", "off ") is recognised.
+func foldName(name string) string {
+	return strings.ToLower(strings.Join(strings.Fields(name), ""))
+}
+
 // checkProfileName says what is wrong with a custom profile's name, or "".
 // A built-in name itself is not wrong here: such a table is ignored with a
 // warning (see Config.Shadowed).
@@ -55,7 +61,7 @@ func checkProfileName(name string) string {
 	if IsBuiltin(name) {
 		return ""
 	}
-	folded := strings.ToLower(strings.Join(strings.Fields(name), ""))
+	folded := foldName(name)
 	if b := canonicalBuiltin(folded); b != "" {
 		return fmt.Sprintf("%q looks like the built-in profile %q (built-in names are reserved in any case or spacing); rename the profile", name, folded)
 	}

@@ -243,6 +243,9 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 			p.Base = b
 		}
 	} else {
+		if b := canonicalBuiltin(foldName(sel.Name)); b != "" {
+			return nil, refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, foldName(sel.Name))
+		}
 		return nil, refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
 	}
 	if p.Base == Off {
