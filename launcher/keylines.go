@@ -217,8 +217,12 @@ func (s *tomlScanner) value(path []string) {
 		}
 	default:
 		// A number, boolean or date: up to the next delimiter.
+		from := s.i
 		for s.i < len(s.src) && !strings.ContainsRune(",]}\n\r#", rune(s.src[s.i])) {
 			s.advance(1)
+		}
+		if s.i == from {
+			s.bad = true // no value here: stop rather than loop
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package launcher
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 func TestKeyLines(t *testing.T) {
 	doc := `# comment [not.a.table]
@@ -59,4 +62,27 @@ n = 1
 			t.Errorf("%q[%d]: line %d, want %d", c.path, c.elem, got, c.want)
 		}
 	}
+}
+
+// The scanner only meets text the decoder accepted, but must end on any.
+func TestKeyLinesEndsOnGarbage(t *testing.T) {
+	for _, doc := range []string{"a = [1 }", "a = {x = }", "a = [,]", "[a", "a = \"", "a = '''", "= 1", "a = [[[["} {
+		scanKeyLines([]byte(doc))
+	}
+}
+
+// FuzzScanKeyLines checks that the line scanner ends on any input and
+// never reports a line past the end of the text.
+func FuzzScanKeyLines(f *testing.F) {
+	f.Add([]byte("[profiles.a]\nread_only = [\n  \"/x\",\n  '''y\n[z''',\n]\n"))
+	f.Add([]byte("profiles = { p = { deny = [\"{a,b}\"] } }\n[[t]]\nd = 1979-05-27 07:32:00\n"))
+	f.Add([]byte("[profiles.\"\\u001b]0;x\\u0007\"]\na = [1 }"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := 1 + bytes.Count(data, []byte("\n"))
+		for k, l := range scanKeyLines(data) {
+			if l < 1 || l > lines {
+				t.Fatalf("%q: line %d of %d", k, l, lines)
+			}
+		}
+	})
 }
