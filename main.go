@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,7 +29,7 @@ func run(args []string) int {
 	app := newApp()
 	if err := app.Run(args); err != nil {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "grok-sandbox: "+msg)
+			fmt.Fprintln(os.Stderr, "grok-sandbox: "+launcher.Printable(msg))
 		}
 		return launcher.Code(err)
 	}
@@ -41,15 +43,16 @@ func newApp() *cli.App {
 	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "one JSON document, for tools"}
 	isolate := &cli.BoolFlag{Name: "isolate-network", Usage: "no network for the wrapped command either"}
 
+	// Only --version: -v is run's --verbose.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision"}
 	app := &cli.App{
 		Name:                      "grok-sandbox",
 		Usage:                     "run a command inside an OS sandbox chosen by a named profile",
+		Version:                   version(),
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return err
-		},
-		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:              usageError("grok-sandbox --help", nil),
+		ExitErrHandler:            func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			{
 				Name:      "run",
@@ -76,6 +79,9 @@ func newApp() *cli.App {
 				Usage: "describe the resolved capability set for people",
 				Flags: []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Explain(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
 				},
 			},
@@ -84,6 +90,9 @@ func newApp() *cli.App {
 				Usage: "list every profile: name, where it is defined, what it extends",
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Profiles(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
@@ -92,6 +101,9 @@ func newApp() *cli.App {
 				Usage: "platform support, backend availability, config files, conflicts and how to fix them",
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Doctor(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
@@ -100,6 +112,9 @@ func newApp() *cli.App {
 				Usage: "inside a sandbox: the profile and backend in force, checked against the kernel; outside: not sandboxed",
 				Flags: []cli.Flag{jsonFlag},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Status(c.App.Writer, c.Bool("json"))
 				},
 			},
@@ -108,10 +123,22 @@ func newApp() *cli.App {
 				Usage: "validate every config file; non-zero exit on any error",
 				Flags: []cli.Flag{workspace},
 				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
 					return launcher.Check(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
 		},
+	}
+	for _, cmd := range app.Commands {
+		// urfave/cli gives every command a "help" (alias "h") subcommand
+		// unless told not to, and would take `run -- help` for it: the
+		// wrapped command must never be read as grok-sandbox's own.
+		cmd.HideHelpCommand = true
+		// A usage error is one line on stderr with a hint; without this
+		// the library prints the command's whole help first.
+		cmd.OnUsageError = usageError("grok-sandbox "+cmd.Name+" --help", cmd.Flags)
 	}
 	app.Action = func(c *cli.Context) error {
 		if c.Args().Len() > 0 {
@@ -120,6 +147,109 @@ func newApp() *cli.App {
 		return cli.ShowAppHelp(c)
 	}
 	return app
+}
+
+// usageError turns a flag parsing error into grok-sandbox's one-line
+// refusal, spelling flags the way the help text does and naming the flag
+// that was probably meant.
+func usageError(help string, flags []cli.Flag) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			msg = "unknown flag " + dashes(name)
+			if near := nearestFlag(strings.TrimPrefix(name, "-"), flags); near != "" {
+				msg += " (did you mean " + dashes(near) + "?)"
+			}
+		} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+			msg = "flag " + dashes(name) + " needs a value"
+		}
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s; see `%s` (the command and its own flags go after --)", msg, help)}
+	}
+}
+
+func dashes(name string) string {
+	name = strings.TrimPrefix(name, "-")
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// nearestFlag is the flag name at most two edits away from name, if any.
+func nearestFlag(name string, flags []cli.Flag) string {
+	best, bestDist := "", 3
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if d := editDistance(name, n); d < bestDist && len(n) > 1 {
+				best, bestDist = n, d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// noArgs refuses positional arguments for the commands that take none, so
+// that `explain strict` is not silently `explain` of the default profile.
+func noArgs(c *cli.Context) error {
+	if c.Args().Len() == 0 {
+		return nil
+	}
+	hint := ""
+	if c.Command.Name == "explain" {
+		hint = fmt.Sprintf("; to explain a profile, use --profile %s", c.Args().First())
+	}
+	return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s takes no arguments (got %q)%s; see `grok-sandbox %s --help`",
+		c.Command.Name, c.Args().First(), hint, c.Command.Name)}
+}
+
+// version is the module version and VCS revision the binary was built
+// from, as the Go toolchain recorded them.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown (no build information)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	rev, modified := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	switch {
+	case rev == "":
+		return v + ", revision unknown (built without VCS information)"
+	case modified && !strings.HasSuffix(v, "+dirty"):
+		return v + ", revision " + rev + " with uncommitted changes"
+	}
+	return v + ", revision " + rev
 }
 
 // invocation collects what every command needs from the flags and the
@@ -131,9 +261,11 @@ func invocation(c *cli.Context, target string) launcher.Invocation {
 		IsolateNetwork: c.Bool("isolate-network"),
 		Environ:        os.Environ(),
 	}
+	// A flag or variable that is set but empty is kept as asked-for, so
+	// that Select refuses it instead of falling through to off.
 	if c.IsSet("profile") {
 		req.Profile, req.ProfileFrom = c.String("profile"), "--profile"
-	} else if v, ok := os.LookupEnv("GROK_SANDBOX"); ok && v != "" {
+	} else if v, ok := os.LookupEnv("GROK_SANDBOX"); ok {
 		req.Profile, req.ProfileFrom = v, "GROK_SANDBOX"
 	}
 	return launcher.Invocation{Request: req, Command: c.Args().Slice(), Stderr: c.App.ErrWriter}

@@ -77,6 +77,18 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			env.Setenv("ROOT", root)
 			home := filepath.Join(root, "home")
 			ws := filepath.Join(root, "ws")
+			if !realKernel {
+				// The golden scripts' workspace is $WORK, and a workspace
+				// that contains home is refused: home lives beside $WORK,
+				// and the archive's home/ moves there.
+				home = filepath.Join(env.WorkDir+".home", "home")
+				if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+					return err
+				}
+				if err := os.Rename(filepath.Join(env.WorkDir, "home"), home); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return err
+				}
+			}
 			for _, d := range []string{home, ws} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					return err
@@ -90,7 +102,14 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			}
 			env.Setenv("HOME", home)
 			env.Setenv("GROK_HOME", "")
-			env.Setenv("GROK_SANDBOX", "")
+			// GROK_SANDBOX is left unset: set but empty is a refusal.
+			vars := env.Vars[:0]
+			for _, kv := range env.Vars {
+				if !strings.HasPrefix(kv, "GROK_SANDBOX=") {
+					vars = append(vars, kv)
+				}
+			}
+			env.Vars = vars
 			env.Setenv("WS", ws)
 			if realKernel {
 				env.Cd = ws
@@ -129,7 +148,7 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				runAs(ts, neg, args)
 			},
 			// cmpgolden compares stdout or stderr, with the script's
-			// directories written as $WORK, $ROOT and $TSROOT, against
+			// directories written as $HOME, $WORK, $ROOT and $TSROOT, against
 			// testdata/golden/out/NAME. UPDATE_GOLDEN=1 rewrites the file
 			// instead: read the diff before committing it.
 			"cmpgolden": cmpGolden,
@@ -197,7 +216,7 @@ func cmpGolden(ts *testscript.TestScript, neg bool, args []string) {
 			got = strings.ReplaceAll(got, bin, "$BIN")
 		}
 	}
-	for _, v := range []string{"WORK", "ROOT", "TSROOT"} {
+	for _, v := range []string{"HOME", "WORK", "ROOT", "TSROOT"} {
 		if dir := ts.Getenv(v); dir != "" && dir != "/" {
 			got = strings.ReplaceAll(got, dir, "$"+v)
 		}

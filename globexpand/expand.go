@@ -57,6 +57,22 @@ func (e *LimitError) Error() string {
 		what, e.Limit, e.Value, e.Dir)
 }
 
+// VirtualFS are the kernel's file systems, which a walk never enters: their
+// trees are generated (/proc/PID/task/… changes under the walk and has
+// entries no one may read), and the sandbox gets its own /proc and /dev
+// and no user files live in /sys.
+var VirtualFS = []string{"/proc", "/sys", "/dev"}
+
+// inVirtualFS returns the virtual file system path is in, or "".
+func inVirtualFS(path string) string {
+	for _, v := range VirtualFS {
+		if path == v || under(path, v) {
+			return v
+		}
+	}
+	return ""
+}
+
 // openDir is replaced in tests to see which directories a walk reads and to
 // inject errors that root cannot otherwise get.
 var openDir = os.Open
@@ -77,7 +93,10 @@ var openDir = os.Open
 //   - reports a matching directory and does not descend into it, as hiding
 //     the directory hides everything in it;
 //   - skips directories CouldMatchUnder rules out, and reads each tree once
-//     for all globs whose resolved prefixes fall in it.
+//     for all globs whose resolved prefixes fall in it;
+//   - never enters or matches /proc, /sys or /dev (see VirtualFS): a walk
+//     from / passes them by, and a glob whose resolved prefix lies in one is
+//     an error (an exact path there is still looked up).
 //
 // An unreadable directory is an error, not skipped. It is tempting to skip
 // it since the sandboxed process runs as the same user and cannot read it
@@ -119,6 +138,9 @@ func Expand(patterns []Pattern, lim Limits) (matches []Match, missing []Pattern,
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("deny entry %q: cannot resolve %q: %v; refusing to run without it", p.Entry, p.Prefix, err)
+		}
+		if v := inVirtualFS(root); v != "" {
+			return nil, nil, fmt.Errorf("deny entry %q: globs are not expanded inside %s (%s), a kernel file system whose walk never ends cleanly; deny exact paths there instead", p.Entry, v, root)
 		}
 		globs = append(globs, walkPattern{entry: p.Entry, order: i, root: root, segs: segs})
 	}
@@ -314,6 +336,9 @@ func (w *walker) walkDir(g *group, dir string, depth int, states []uint64) {
 	err := eachEntry(dir, func(name string, typ fs.FileMode) bool {
 		if visited++; visited%256 == 0 && w.failed.Load() {
 			return false
+		}
+		if dir == "/" && inVirtualFS("/"+name) != "" {
+			return true
 		}
 		isDir := typ.IsDir()
 		var next []uint64 // states to walk a subdirectory with

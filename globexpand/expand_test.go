@@ -374,3 +374,42 @@ func BenchmarkExpand(b *testing.B) {
 		}
 	}
 }
+
+// A walk from / passes /proc, /sys and /dev by, and a glob anchored in one
+// of them is refused instead of walked (#13 item 13).
+func TestExpandSkipsVirtualFS(t *testing.T) {
+	opened := recordOpens(t)
+	if _, _, err := Expand(parseAll(t, "/", "/*/grok-sandbox-no-such-name-*"), Limits{}); err != nil {
+		t.Fatalf("walk from /: %v", err)
+	}
+	read := opened()
+	if !slices.Contains(read, "/") {
+		t.Fatalf("the walk did not read /: %q", read)
+	}
+	for _, d := range read {
+		for _, v := range VirtualFS {
+			if d == v || strings.HasPrefix(d, v+"/") {
+				t.Errorf("the walk read %s", d)
+			}
+		}
+	}
+	matches, _, err := Expand(parseAll(t, "/", "/[dps]*"), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range matches {
+		if inVirtualFS(m.Path) != "" {
+			t.Errorf("matched %s", m.Path)
+		}
+	}
+	for _, entry := range []string{"/proc/*/environ", "/sys/**/secret", "/dev/shm/*"} {
+		_, _, err := Expand(parseAll(t, "/", entry), Limits{})
+		if err == nil || !strings.Contains(err.Error(), "globs are not expanded inside") {
+			t.Errorf("%s: err = %v", entry, err)
+		}
+	}
+	// An exact path there is looked up as before.
+	if m, _, err := Expand(parseAll(t, "/", "/proc/self"), Limits{}); err != nil || len(m) != 1 {
+		t.Errorf("/proc/self: %v, %v", m, err)
+	}
+}

@@ -1,14 +1,17 @@
 package launcher
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -24,15 +27,51 @@ type ConfigError struct {
 	Msg  string
 }
 
+// Error is one line, whatever the file name, key or message hold.
 func (e *ConfigError) Error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg)
+		return Printable(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return fmt.Sprintf("%s: %s", where, e.Msg)
+	return Printable(fmt.Sprintf("%s: %s", where, e.Msg))
+}
+
+// MaxProfileName is the longest custom profile name accepted.
+const MaxProfileName = 64
+
+// profileNamePattern is the documented form of a custom profile's name: it
+// leaves no room for white space, upper case or control characters, so a
+// name cannot pass for a built-in one ("STRICT", " strict") or carry
+// terminal escapes into `profiles` and `doctor`.
+var profileNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// foldName is name in lower case without white space: the form in which a
+// look-alike of a built-in name ("STRICT", " strict", "off ") is recognised.
+func foldName(name string) string {
+	return strings.ToLower(strings.Join(strings.Fields(name), ""))
+}
+
+// checkProfileName says what is wrong with a custom profile's name, or "".
+// A built-in name itself is not wrong here: such a table is ignored with a
+// warning (see Config.Shadowed).
+func checkProfileName(name string) string {
+	if IsBuiltin(name) {
+		return ""
+	}
+	folded := foldName(name)
+	if b := canonicalBuiltin(folded); b != "" {
+		return fmt.Sprintf("%q looks like the built-in profile %q (built-in names are reserved in any case or spacing); rename the profile", name, folded)
+	}
+	if len(name) > MaxProfileName {
+		return fmt.Sprintf("the name is longer than %d characters; use a shorter one", MaxProfileName)
+	}
+	if !profileNamePattern.MatchString(name) {
+		return fmt.Sprintf("%q is not a valid profile name: use lower-case letters, digits, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	return ""
 }
 
 // CustomProfile is one [profiles.NAME] table as written in a sandbox.toml.
@@ -46,11 +85,31 @@ type CustomProfile struct {
 	ReadOnly        []string
 	ReadWrite       []string
 	Deny            []string
+	// lines has the line of every key and list entry of the profile's
+	// file, for errors and warnings about one entry.
+	lines keyLines
+}
+
+// entryLine is the line of the i-th entry of the profile's list key.
+func (c CustomProfile) entryLine(key string, i int) int {
+	if l := c.lines.element([]string{"profiles", c.Name, key}, i); l > 0 {
+		return l
+	}
+	return c.Line
+}
+
+// keyLine is the line of one of the profile's keys.
+func (c CustomProfile) keyLine(key string) int {
+	if l := c.lines.line("profiles", c.Name, key); l > 0 {
+		return l
+	}
+	return c.Line
 }
 
 // same reports whether two definitions of a profile say the same thing.
 func (c CustomProfile) same(o CustomProfile) bool {
 	c.File, c.Line, o.File, o.Line = "", 0, "", 0
+	c.lines, o.lines = nil, nil
 	if c.Extends == "" {
 		c.Extends = "workspace"
 	}
@@ -163,21 +222,10 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// The TOML shapes. Every value has a type of its own that checks itself, so
-// that a wrong type is reported with the file, line and key by the decoder.
-type sandboxFile struct {
-	Profiles map[string]profileTable `toml:"profiles"`
-}
-
-type profileTable struct {
-	Extends         *tomlString `toml:"extends"`
-	RestrictNetwork *tomlBool   `toml:"restrict_network"`
-	IsolateNetwork  *tomlBool   `toml:"isolate_network"`
-	ReadOnly        tomlStrings `toml:"read_only"`
-	ReadWrite       tomlStrings `toml:"read_write"`
-	Deny            tomlStrings `toml:"deny"`
-}
-
+// The TOML shapes of config.toml. Every value has a type of its own that
+// checks itself, so that a wrong type is reported with the file, line and
+// key by the decoder. sandbox.toml is decoded generically and checked by
+// loadProfiles, which knows every key it may hold.
 type generalFile struct {
 	Sandbox *struct {
 		Profile *tomlString `toml:"profile"`
@@ -251,6 +299,7 @@ func (m *tomlStringMap) UnmarshalTOML(v any) error {
 	return nil
 }
 
+// tomlType names the TOML type of a decoded value for people.
 func tomlType(v any) string {
 	switch v.(type) {
 	case string:
@@ -263,65 +312,156 @@ func tomlType(v any) string {
 		return "a float"
 	case []any:
 		return "a list"
+	case []map[string]any:
+		return "an array of tables ([[…]])"
 	case map[string]any:
 		return "a table"
+	case time.Time:
+		return "a date or time"
 	}
-	return fmt.Sprintf("a %T", v)
+	return "a value of another type"
 }
+
+// MaxConfigSize is the largest config file grok-sandbox reads. Every launch
+// parses the config files, and a real one is a few kilobytes: a file past
+// this is refused rather than slowing every run.
+const MaxConfigSize = 1 << 20
 
 // decodeFile decodes one TOML file strictly: a syntax error, a wrong type and
 // (for the keys in strictTables) an unknown key each fail with file:line.
-func decodeFile(file string, v any, strictTables func(toml.Key) bool) (toml.MetaData, []byte, bool, error) {
-	data, err := os.ReadFile(file)
+func decodeFile(file string, v any, strictTables func(toml.Key) bool) (keyLines, bool, error) {
+	f, err := os.Open(file)
 	if errors.Is(err, os.ErrNotExist) {
-		return toml.MetaData{}, nil, false, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return toml.MetaData{}, nil, false, &ConfigError{File: file, Msg: err.Error()}
+		return nil, false, &ConfigError{File: file, Msg: err.Error()}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
+	if err != nil {
+		return nil, false, &ConfigError{File: file, Msg: err.Error()}
+	}
+	if len(data) > MaxConfigSize {
+		return nil, true, &ConfigError{File: file, Msg: fmt.Sprintf("is larger than %d KiB, the limit for a config file; a sandbox config is a few kilobytes: remove what does not belong there", MaxConfigSize>>10)}
+	}
+	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+		return nil, true, &ConfigError{File: file, Line: 1, Msg: "is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"}
 	}
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return md, data, true, &ConfigError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+			return nil, true, &ConfigError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 		}
-		return md, data, true, &ConfigError{File: file, Msg: err.Error()}
+		return nil, true, &ConfigError{File: file, Msg: err.Error()}
 	}
+	lines := scanKeyLines(data)
 	for _, k := range md.Undecoded() {
 		if strictTables(k) {
-			return md, data, true, &ConfigError{File: file, Line: keyLine(data, k), Key: k.String(),
+			return lines, true, &ConfigError{File: file, Line: lines.line(k...), Key: k.String(),
 				Msg: "unknown key; check its spelling (see the README for every key)"}
 		}
 	}
-	return md, data, true, nil
+	return lines, true, nil
 }
 
+// byLine orders the keys of a table by the line they are written on, so
+// that the first problem reported is the first in the file.
+func byLine(m map[string]any, lines keyLines, table ...string) []string {
+	keys := sortedKeys(m)
+	at := make(map[string]int, len(keys))
+	for _, k := range keys {
+		at[k] = lines.line(append(table[:len(table):len(table)], k)...)
+	}
+	sort.SliceStable(keys, func(i, j int) bool { return at[keys[i]] < at[keys[j]] })
+	return keys
+}
+
+// loadProfiles reads the [profiles.NAME] tables of one sandbox.toml. The
+// first problem, in file order, refuses the file with one line naming the
+// file, the line and the key.
 func loadProfiles(file string) (map[string]CustomProfile, error) {
-	var f sandboxFile
-	_, data, ok, err := decodeFile(file, &f, func(toml.Key) bool { return true })
+	var raw map[string]any
+	lines, ok, err := decodeFile(file, &raw, func(toml.Key) bool { return false })
 	if err != nil || !ok {
 		return map[string]CustomProfile{}, err
 	}
+	fail := func(line int, key toml.Key, format string, args ...any) error {
+		return &ConfigError{File: file, Line: line, Key: key.String(), Msg: fmt.Sprintf(format, args...)}
+	}
+	for _, k := range byLine(raw, lines) {
+		if k != "profiles" {
+			return nil, fail(lines.line(k), toml.Key{k}, "unknown key; sandbox.toml holds only [profiles.NAME] tables (see the README)")
+		}
+	}
 	out := map[string]CustomProfile{}
-	for name, t := range f.Profiles {
-		p := CustomProfile{
-			Name:      name,
-			File:      file,
-			Line:      keyLine(data, toml.Key{"profiles", name}),
-			ReadOnly:  t.ReadOnly,
-			ReadWrite: t.ReadWrite,
-			Deny:      t.Deny,
+	v, present := raw["profiles"]
+	if !present {
+		return out, nil
+	}
+	tables, isTable := v.(map[string]any)
+	if !isTable {
+		return nil, fail(lines.line("profiles"), toml.Key{"profiles"}, "must be a table of profiles ([profiles.NAME] sections), not %s", tomlType(v))
+	}
+	for _, name := range byLine(tables, lines, "profiles") {
+		key := toml.Key{"profiles", name}
+		line := lines.line(key...)
+		if msg := checkProfileName(name); msg != "" {
+			return nil, fail(line, key, "%s", msg)
 		}
-		if t.Extends != nil {
-			p.Extends = string(*t.Extends)
+		t, isTable := tables[name].(map[string]any)
+		if !isTable {
+			return nil, fail(line, key, "must be a table ([profiles.%s] and its keys), not %s", name, tomlType(tables[name]))
 		}
-		if t.RestrictNetwork != nil {
-			b := bool(*t.RestrictNetwork)
-			p.RestrictNetwork = &b
-		}
-		if t.IsolateNetwork != nil {
-			b := bool(*t.IsolateNetwork)
-			p.IsolateNetwork = &b
+		p := CustomProfile{Name: name, File: file, Line: line, lines: lines}
+		for _, k := range byLine(t, lines, key...) {
+			kk := toml.Key{"profiles", name, k}
+			kline := lines.line(kk...)
+			switch v := t[k]; k {
+			case "extends":
+				s, isString := v.(string)
+				switch {
+				case !isString:
+					return nil, fail(kline, kk, "must be a string, not %s", tomlType(v))
+				case s == "":
+					return nil, fail(kline, kk, "is empty; name the base profile (workspace, devbox, read-only or strict), or remove the key for workspace")
+				}
+				p.Extends = s
+			case "restrict_network", "isolate_network":
+				b, isBool := v.(bool)
+				if !isBool {
+					return nil, fail(kline, kk, "must be true or false, not %s", tomlType(v))
+				}
+				if k == "restrict_network" {
+					p.RestrictNetwork = &b
+				} else {
+					p.IsolateNetwork = &b
+				}
+			case "read_only", "read_write", "deny":
+				list, isList := v.([]any)
+				if !isList {
+					return nil, fail(kline, kk, "must be a list of strings, not %s", tomlType(v))
+				}
+				entries := make([]string, 0, len(list))
+				for i, x := range list {
+					s, isString := x.(string)
+					if !isString {
+						return nil, fail(lines.element(kk, i), kk, "entry %d must be a string, not %s", i+1, tomlType(x))
+					}
+					entries = append(entries, s)
+				}
+				switch k {
+				case "read_only":
+					p.ReadOnly = entries
+				case "read_write":
+					p.ReadWrite = entries
+				default:
+					p.Deny = entries
+				}
+			default:
+				return nil, fail(kline, kk, "unknown key; check its spelling (see the README for every key)")
+			}
 		}
 		out[name] = p
 	}
@@ -335,7 +475,7 @@ func (c *Config) loadGeneral() error {
 	strict := func(k toml.Key) bool {
 		return len(k) > 0 && (k[0] == "sandbox" || k[0] == "shell_environment_policy")
 	}
-	_, data, ok, err := decodeFile(c.GeneralFile, &f, strict)
+	lines, ok, err := decodeFile(c.GeneralFile, &f, strict)
 	if err != nil || !ok {
 		return err
 	}
@@ -344,7 +484,7 @@ func (c *Config) loadGeneral() error {
 	}
 	if f.Sandbox != nil && f.Sandbox.Profile != nil {
 		c.Default = string(*f.Sandbox.Profile)
-		c.DefaultLine = keyLine(data, toml.Key{"sandbox", "profile"})
+		c.DefaultLine = lines.line("sandbox", "profile")
 		if c.Default == "" {
 			return &ConfigError{File: c.GeneralFile, Line: c.DefaultLine, Key: "sandbox.profile",
 				Msg: "is empty; name a profile or remove the key"}
@@ -363,58 +503,22 @@ func (c *Config) loadGeneral() error {
 		c.Env.IncludeOnly = e.IncludeOnly
 		c.Env.Set = e.Set
 		if err := c.Env.Validate(); err != nil {
-			return &ConfigError{File: c.GeneralFile, Line: keyLine(data, toml.Key{"shell_environment_policy"}),
+			// One line: the first problem, at its entry.
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				err = j.Unwrap()[0]
+			}
+			ce := &ConfigError{File: c.GeneralFile, Line: lines.line("shell_environment_policy"),
 				Key: "shell_environment_policy", Msg: err.Error()}
+			var fe *envpolicy.FieldError
+			if errors.As(err, &fe) {
+				key := []string{"shell_environment_policy", fe.Key}
+				ce.Key, ce.Line, ce.Msg = toml.Key(key).String(), lines.line(key...), fe.Msg
+				if fe.Index >= 0 {
+					ce.Line, ce.Msg = lines.element(key, fe.Index), fmt.Sprintf("entry %d %s", fe.Index+1, fe.Msg)
+				}
+			}
+			return ce
 		}
 	}
 	return nil
-}
-
-// keyLine finds the line that defines key: the decoder does not export key
-// positions, so look for the table header or the "name =" line inside the
-// right table. 0 when it cannot be found.
-func keyLine(data []byte, key toml.Key) int {
-	if len(key) == 0 {
-		return 0
-	}
-	lines := strings.Split(string(data), "\n")
-	quoteAny := func(s string) string {
-		return `(?:` + regexp.QuoteMeta(s) + `|"` + regexp.QuoteMeta(s) + `"|'` + regexp.QuoteMeta(s) + `')`
-	}
-	dotted := func(k toml.Key) string {
-		parts := make([]string, len(k))
-		for i, s := range k {
-			parts[i] = quoteAny(s)
-		}
-		return strings.Join(parts, `\s*\.\s*`)
-	}
-	header := regexp.MustCompile(`^\s*\[\s*` + dotted(key) + `\s*\]`)
-	for i, l := range lines {
-		if header.MatchString(l) {
-			return i + 1
-		}
-	}
-	// "name = …" inside [parent], or a dotted "parent.name = …" at the top.
-	for split := len(key) - 1; split >= 0; split-- {
-		table, rest := key[:split], key[split:]
-		assign := regexp.MustCompile(`^\s*` + dotted(rest) + `\s*=`)
-		in := split == 0
-		var tableRe *regexp.Regexp
-		if split > 0 {
-			tableRe = regexp.MustCompile(`^\s*\[\s*` + dotted(table) + `\s*\]`)
-		}
-		for i, l := range lines {
-			if strings.HasPrefix(strings.TrimSpace(l), "[") {
-				in = split == 0 || tableRe.MatchString(l)
-				if split == 0 {
-					in = false
-				}
-				continue
-			}
-			if in && assign.MatchString(l) {
-				return i + 1
-			}
-		}
-	}
-	return 0
 }

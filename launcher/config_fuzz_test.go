@@ -16,6 +16,20 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("[profiles.a]\nread_only = [\"/**\", \" x\", \"a[\"]\nrestrict_network = 3\n"), []byte("[shell_environment_policy]\ninherit = \"core\"\nexclude = [\"A*\"]\n"))
 	f.Add([]byte("[profiles]\na = 1\n"), []byte("sandbox = 1\n"))
 	f.Add([]byte("[profiles.\"x.y\"]\ndeny = [\"[!/]\", \"{a,b}\"]\n"), []byte("[shell_environment_policy]\nset = { A = 1 }\n"))
+	// Profile names: built-in look-alikes, white space, control characters,
+	// terminal escapes, too long (#13 item 4).
+	f.Add([]byte("[profiles.STRICT]\nextends = \"devbox\"\n[profiles.\" strict\"]\n"), []byte(""))
+	f.Add([]byte("[profiles.\"off \"]\nextends = \"devbox\"\n"), []byte("[sandbox]\nprofile = \"off \"\n"))
+	f.Add([]byte("[profiles.\"a\\nb\"]\n[profiles.\"\\u001b]0;pwned\\u0007\\u001b[2J\"]\nextends = \"devbox\"\n"), []byte(""))
+	f.Add([]byte("[profiles."+strings.Repeat("a", 65)+"]\n[profiles.-x]\n[profiles.\"\\u202e\"]\n"), []byte(""))
+	// Shapes and lines (#13 item 10): profiles or a profile that is no
+	// table, an empty extends, a UTF-16 byte-order mark, entries over
+	// several lines, dates, arrays of tables, inline tables.
+	f.Add([]byte("profiles = 3\n"), []byte("[shell_environment_policy]\nexclude = [\n\"A[\",\n\"B[\",\n]\n"))
+	f.Add([]byte("[profiles]\np = 3\n[[profiles.q]]\n"), []byte("[sandbox]\nprofile = 1979-05-27\n"))
+	f.Add([]byte("[profiles.p]\nextends = \"\"\nread_only = [\n  \"/a\",\n  '''b\n[c''',\n  3,\n]\n"), []byte("\xff\xfe[\x00"))
+	f.Add([]byte("\xfe\xff\x00p"), []byte(""))
+	f.Add([]byte("profiles = { p = { extends = \"strict\", deny = [\"{a,b}\"] } }\n"), []byte(""))
 	f.Fuzz(func(t *testing.T, sandbox, general []byte) {
 		dir := t.TempDir()
 		home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
@@ -31,8 +45,15 @@ func FuzzLoadConfig(f *testing.F) {
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, grokHome) || strings.Contains(msg, "\n") {
 				t.Fatalf("error does not name the file on one line: %q", msg)
+			} else if Printable(msg) != msg {
+				t.Fatalf("error carries control characters: %q", msg)
 			}
 			return
+		}
+		for name := range cfg.Profiles {
+			if checkProfileName(name) != "" || IsBuiltin(name) {
+				t.Fatalf("profile name %q accepted", name)
+			}
 		}
 		env := Env{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
 		for name := range cfg.Profiles {

@@ -22,17 +22,17 @@ func Doctor(inv Invocation, w io.Writer) error {
 		fmt.Fprintf(w, ", kernel %s", strings.TrimSpace(string(rel)))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "GROK_HOME:  %s\n", env.GrokHome)
-	fmt.Fprintf(w, "workspace:  %s\n", env.Workspace)
+	fmt.Fprintf(w, "GROK_HOME:  %s\n", Printable(env.GrokHome))
+	fmt.Fprintf(w, "workspace:  %s\n", Printable(env.Workspace))
 	if runtime.GOOS == "linux" {
 		b := FindBwrap(env.GrokHome, false)
 		switch {
 		case b.Path == "":
-			fmt.Fprintf(w, "bwrap:      not found: %s\n", b.Reason)
+			fmt.Fprintf(w, "bwrap:      not found: %s\n", Printable(b.Reason))
 		case b.Usable:
-			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", b.Path, b.Version)
+			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", Printable(b.Path), b.Version)
 		default:
-			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", b.Path, b.Version, b.Reason)
+			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", Printable(b.Path), b.Version, Printable(b.Reason))
 		}
 		for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
 			if data, err := os.ReadFile(f); err == nil {
@@ -52,7 +52,7 @@ func Doctor(inv Invocation, w io.Writer) error {
 	}
 	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
 	if err != nil {
-		fmt.Fprintf(w, "config:     ERROR %v\n", err)
+		fmt.Fprintf(w, "config:     ERROR %s\n", Printable(err.Error()))
 		return err
 	}
 	fmt.Fprintln(w, "\nconfig files:")
@@ -61,7 +61,7 @@ func Doctor(inv Invocation, w io.Writer) error {
 		if contains(cfg.Files, f) {
 			state = "read"
 		}
-		fmt.Fprintf(w, "  %-11s %s\n", state, f)
+		fmt.Fprintf(w, "  %-11s %s\n", state, Printable(f))
 	}
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
 	names := append([]string{}, Builtins[1:]...)
@@ -72,11 +72,11 @@ func Doctor(inv Invocation, w io.Writer) error {
 		plan, err := Prepare(Invocation{Request: req})
 		switch {
 		case err != nil:
-			fmt.Fprintf(w, "  %-12s REFUSED: %v\n", name, err)
+			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", Printable(name), Printable(err.Error()))
 		case plan.Degraded != "":
-			fmt.Fprintf(w, "  %-12s %s (degraded: %s)\n", name, plan.Backend, plan.Degraded)
+			fmt.Fprintf(w, "  %-12s %s (degraded: %s)\n", Printable(name), plan.Backend, Printable(plan.Degraded))
 		default:
-			fmt.Fprintf(w, "  %-12s %s\n", name, plan.Backend)
+			fmt.Fprintf(w, "  %-12s %s\n", Printable(name), plan.Backend)
 		}
 	}
 	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 {
@@ -86,12 +86,12 @@ func Doctor(inv Invocation, w io.Writer) error {
 	fmt.Fprintln(w, "\nconflicts:")
 	for _, c := range cfg.Conflicts {
 		fmt.Fprintf(w, "  profile %q is defined in both files, differently:\n", c.Name)
-		fmt.Fprintf(w, "    used:    %s:%d (global)\n", c.Global.File, c.Global.Line)
-		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", c.Project.File, c.Project.Line)
+		fmt.Fprintf(w, "    used:    %s:%d (global)\n", Printable(c.Global.File), c.Global.Line)
+		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", Printable(c.Project.File), c.Project.Line)
 		fmt.Fprintf(w, "    to resolve: rename the project's profile (a project can only add names), or make the two definitions identical, or delete one\n")
 	}
 	for _, s := range cfg.Shadowed {
-		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", s.Name, s.File, s.Line, s.Name)
+		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", Printable(s.Name), Printable(s.File), s.Line, s.Name)
 	}
 	return nil
 }

@@ -70,14 +70,20 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 			if i > 0 && plan.Argv[i-1] == "-p" {
 				a = "(the profile below)"
 			}
-			fmt.Fprintln(w, a)
+			fmt.Fprintln(w, Printable(a))
 		}
 		fmt.Fprintln(w)
-		fmt.Fprint(w, s.Text)
+		for _, line := range strings.SplitAfter(s.Text, "\n") {
+			if text, nl := strings.CutSuffix(line, "\n"); nl {
+				fmt.Fprintln(w, Printable(text))
+			} else {
+				fmt.Fprint(w, Printable(text))
+			}
+		}
 		return nil
 	}
 	for _, a := range plan.Argv {
-		fmt.Fprintln(w, a)
+		fmt.Fprintln(w, Printable(a))
 	}
 	return nil
 }
@@ -125,11 +131,11 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 			"environment": plan.Environ.Decisions,
 		})
 	}
-	fmt.Fprintf(w, "profile:   %s (%s)\n", p.Profile, describeSource(p))
-	fmt.Fprintf(w, "chosen by: %s\n", plan.Selection.By)
+	fmt.Fprintf(w, "profile:   %s (%s)\n", Printable(p.Profile), Printable(describeSource(p)))
+	fmt.Fprintf(w, "chosen by: %s\n", Printable(plan.Selection.By))
 	fmt.Fprintf(w, "target:    %s\n", p.Target)
 	fmt.Fprintf(w, "backend:   %s\n", plan.Backend)
-	fmt.Fprintf(w, "workspace: %s\n", p.Workspace)
+	fmt.Fprintf(w, "workspace: %s\n", Printable(p.Workspace))
 	if !p.Enforce {
 		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
 		explainWarnings(w, p)
@@ -149,21 +155,21 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 		if acc != g.Access {
 			note = fmt.Sprintf(" [asked %s; %s wins]", g.Access, acc)
 		}
-		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, g.Path, g.Why, g.Source, note)
+		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, Printable(g.Path), g.Why, Printable(g.Source), note)
 	}
 	for _, l := range p.Links {
-		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", l.Path, l.Target)
+		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", Printable(l.Path), Printable(l.Target))
 	}
 	if len(p.Deny) > 0 {
 		fmt.Fprintln(w, "\ndenied (no read, no write, no rename):")
 		for _, d := range p.Deny {
-			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, d.Prefix)
+			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, Printable(d.Prefix))
 		}
 		for _, m := range p.Masks {
-			fmt.Fprintf(w, "  masked  %s  (%s)\n", m.Path, m.Entry)
+			fmt.Fprintf(w, "  masked  %s  (%s)\n", Printable(m.Path), Printable(m.Entry))
 		}
 		for _, s := range p.Skipped {
-			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", s.Path, s.Entry, s.Reason)
+			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", Printable(s.Path), Printable(s.Entry), s.Reason)
 		}
 		if p.Target == "linux" {
 			fmt.Fprintln(w, "  on Linux globs are expanded at launch: files created later are not covered")
@@ -172,11 +178,11 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if len(p.Protected) > 0 {
 		fmt.Fprintln(w, "\nhook-protected (readable, never writable):")
 		for _, q := range p.Protected {
-			fmt.Fprintf(w, "  %s\n", q)
+			fmt.Fprintf(w, "  %s\n", Printable(q))
 		}
 		fmt.Fprintln(w, "pinned (cannot be renamed, so protected paths cannot be moved away):")
 		for _, d := range p.Pinned {
-			fmt.Fprintf(w, "  %s\n", d)
+			fmt.Fprintf(w, "  %s\n", Printable(d))
 		}
 	} else {
 		fmt.Fprintln(w, "\nhook protection: none")
@@ -184,17 +190,17 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if plan.Landlock != nil {
 		fmt.Fprintf(w, "\nLandlock (ABI %d) enforces this run instead of bubblewrap:\n", plan.Landlock.ABI)
 		for _, note := range plan.Landlock.Notes {
-			fmt.Fprintf(w, "  %s\n", note)
+			fmt.Fprintf(w, "  %s\n", Printable(note))
 		}
 		fmt.Fprintln(w, "Landlock rules:")
 		for _, r := range plan.Landlock.Rules {
-			fmt.Fprintf(w, "  %s  %s\n", r.Path, landlock.AccessString(r.Access))
+			fmt.Fprintf(w, "  %s  %s\n", Printable(r.Path), landlock.AccessString(r.Access))
 		}
 	}
 	if p.Target == "darwin" {
 		if s, err := renderNotes(p); err == nil {
 			for _, note := range s {
-				fmt.Fprintf(w, "macOS: %s\n", note)
+				fmt.Fprintf(w, "macOS: %s\n", Printable(note))
 			}
 		}
 	}
@@ -270,7 +276,7 @@ func explainEnv(w io.Writer, r envpolicy.Result) {
 	fmt.Fprintln(w, "\nenvironment (names only):")
 	for _, action := range []string{envpolicy.ActionDropped, envpolicy.ActionSet, envpolicy.ActionForced, envpolicy.ActionKept} {
 		if len(names[action]) > 0 {
-			fmt.Fprintf(w, "  %-8s %s\n", action, strings.Join(names[action], " "))
+			fmt.Fprintf(w, "  %-8s %s\n", action, Printable(strings.Join(names[action], " ")))
 		}
 	}
 }
@@ -281,7 +287,7 @@ func explainWarnings(w io.Writer, p *policy.Policy) {
 	}
 	fmt.Fprintln(w, "\nwarnings:")
 	for _, msg := range p.Warnings {
-		fmt.Fprintf(w, "  %s\n", msg)
+		fmt.Fprintf(w, "  %s\n", Printable(msg))
 	}
 }
 
@@ -313,10 +319,10 @@ func Profiles(inv Invocation, w io.Writer) error {
 		if ext == "" {
 			ext = Workspace
 		}
-		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", n, c.File, c.Line, ext)
+		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", Printable(n), Printable(c.File), c.Line, Printable(ext))
 	}
 	for _, s := range cfg.Shadowed {
-		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", s.Name, s.File, s.Line)
+		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", Printable(s.Name), Printable(s.File), s.Line)
 	}
 	return nil
 }
@@ -352,10 +358,10 @@ func Check(inv Invocation, w io.Writer) error {
 		}
 	}
 	for _, msg := range dedupe(warnings) {
-		fmt.Fprintln(w, "warning: "+msg)
+		fmt.Fprintln(w, "warning: "+Printable(msg))
 	}
 	for _, f := range cfg.Files {
-		fmt.Fprintf(w, "ok: %s\n", f)
+		fmt.Fprintf(w, "ok: %s\n", Printable(f))
 	}
 	if len(cfg.Files) == 0 {
 		fmt.Fprintln(w, "ok: no config files")

@@ -62,7 +62,7 @@ func runLandlock(plan *Plan, path string) error {
 		events = int(f.Fd())
 		defer f.Close()
 	} else if plan.stderr != nil {
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %v\n", err)
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", Printable(err.Error()))
 	}
 	code := superviseCommand(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
 	return &ExitError{Code: code}

@@ -112,7 +112,10 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel := Select(inv.Request, cfg)
+	sel, err := Select(inv.Request, cfg)
+	if err != nil {
+		return nil, err
+	}
 	pol, err := Resolve(inv.Request, env, cfg, sel)
 	if err != nil {
 		return nil, err
@@ -280,7 +283,7 @@ func Run(inv Invocation) error {
 	}
 	warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
-		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+plan.Config.GeneralFile+")")
+		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+Printable(plan.Config.GeneralFile)+")")
 	}
 	path, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH"))
 	if err == nil {
@@ -302,7 +305,7 @@ func Run(inv Invocation) error {
 	ev := plan.appliedEvent(inv.Command)
 	plan.log(ev)
 	if inv.Verbose {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", plan.Policy.Profile, plan.Policy.Source, plan.Backend)
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", Printable(plan.Policy.Profile), Printable(plan.Policy.Source), plan.Backend)
 	}
 	return plan.exec(path)
 }
@@ -430,7 +433,7 @@ func (plan *Plan) commandVisible(path string) (string, error) {
 
 func warn(w io.Writer, plan *Plan) {
 	for _, msg := range plan.Policy.Warnings {
-		fmt.Fprintln(w, "grok-sandbox: warning: "+msg)
+		fmt.Fprintln(w, "grok-sandbox: warning: "+Printable(msg))
 	}
 }
 
@@ -470,7 +473,7 @@ func (plan *Plan) log(ev Event) {
 	}
 	if err := AppendEvent(plan.Env.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
 		plan.logWarned = true
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %v\n", err)
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
 }
 
@@ -486,7 +489,7 @@ func logRefusal(inv Invocation, err error) {
 	ev.Workspace = env.Workspace
 	ev.Command = commandName(inv.Command)
 	if err := AppendEvent(env.GrokHome, ev); err != nil {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %v\n", err)
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
 }
 

@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/BurntSushi/toml"
+
 	"grok-sandbox/globexpand"
 	"grok-sandbox/launcher/policy"
 )
 
 // Request is what one invocation asks for.
 type Request struct {
-	Profile        string // --profile/--sandbox or GROK_SANDBOX; "" when nobody chose
-	ProfileFrom    string // "--profile" or "GROK_SANDBOX"
+	Profile        string // --profile/--sandbox or GROK_SANDBOX
+	ProfileFrom    string // "--profile" or "GROK_SANDBOX"; "" when nobody chose
 	Workspace      string // --workspace, or "" for the current directory
 	Target         string // "linux" or "darwin"
 	IsolateNetwork bool
@@ -58,8 +60,10 @@ type Env struct {
 	Cwd             string // canonical
 }
 
-// LocateEnv finds HOME, GROK_HOME (creating it, mode 0700, when missing) and
-// the workspace.
+// LocateEnv finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
+// when missing). A GROK_HOME that would hand a sandbox more than itself is
+// refused: every enforcing profile makes GROK_HOME writable and hook
+// protection creates files in it.
 func LocateEnv(req Request) (Env, error) {
 	var e Env
 	home := getenv(req.Environ, "HOME")
@@ -69,23 +73,6 @@ func LocateEnv(req Request) (Env, error) {
 	var err error
 	if e.Home, err = canonical(home); err != nil {
 		return e, refuse("home directory %s: %v", home, err)
-	}
-	gh := getenv(req.Environ, "GROK_HOME")
-	if gh == "" {
-		gh = filepath.Join(home, ".grok")
-	}
-	if !filepath.IsAbs(gh) {
-		return e, refuse("GROK_HOME=%s is not an absolute path", gh)
-	}
-	gh = filepath.Clean(gh)
-	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(gh, 0o700); err != nil {
-			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
-		}
-	}
-	e.grokHomeAsGiven = gh
-	if e.GrokHome, err = canonical(gh); err != nil {
-		return e, refuse("GROK_HOME %s: %v", gh, err)
 	}
 	if e.Cwd, err = os.Getwd(); err != nil {
 		return e, refuse("cannot find the current directory: %v", err)
@@ -103,7 +90,83 @@ func LocateEnv(req Request) (Env, error) {
 	if fi, err := os.Stat(e.Workspace); err != nil || !fi.IsDir() {
 		return e, refuse("workspace %s is not a directory", ws)
 	}
+	gh := getenv(req.Environ, "GROK_HOME")
+	if gh == "" {
+		gh = filepath.Join(home, ".grok")
+	}
+	if !filepath.IsAbs(gh) {
+		return e, refuse("GROK_HOME=%s is not an absolute path", gh)
+	}
+	gh = filepath.Clean(gh)
+	// Checked before anything is created in it, and again once canonical.
+	if err := checkGrokHome(gh, e); err != nil {
+		return e, err
+	}
+	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(gh, 0o700); err != nil {
+			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
+		}
+	}
+	e.grokHomeAsGiven = gh
+	if e.GrokHome, err = canonical(gh); err != nil {
+		return e, refuse("GROK_HOME %s: %v", gh, err)
+	}
+	if err := checkGrokHome(e.GrokHome, e); err != nil {
+		return e, err
+	}
 	return e, nil
+}
+
+// virtualFS are the kernel's file systems. The sandbox gets its own /dev and
+// /proc and a read-only /sys; a bind of the host's (as a workspace, a grant
+// or GROK_HOME) would undo that.
+var virtualFS = []string{"/proc", "/sys", "/dev"}
+
+func inVirtualFS(path string) bool {
+	for _, v := range virtualFS {
+		if policy.Within(path, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkGrokHome(gh string, e Env) error {
+	const fix = "set GROK_HOME to a directory of its own, such as ~/.grok"
+	switch {
+	case gh == "/":
+		return refuse("GROK_HOME=/ would make the whole file system writable to every sandbox; %s", fix)
+	case inVirtualFS(gh):
+		return refuse("GROK_HOME=%s is inside /proc, /sys or /dev, the kernel's own file systems; %s", gh, fix)
+	case policy.Within(e.Home, gh):
+		return refuse("GROK_HOME=%s contains the home directory %s, and every sandbox may write GROK_HOME; %s", gh, e.Home, fix)
+	case policy.Within(e.Workspace, gh):
+		return refuse("GROK_HOME=%s contains the workspace %s, whose files would then pass for grok-sandbox's own; %s, or work in another directory", gh, e.Workspace, fix)
+	}
+	return nil
+}
+
+// checkWorkspace refuses a workspace that a sandbox must not be given: one
+// inside a kernel file system under any profile, and the root, the home
+// directory or a directory above it under a profile that writes the
+// workspace (all of home, ~/.bashrc included, would be writable).
+func checkWorkspace(ws, home, profile, base string) error {
+	const fix = "cd into a project directory or pass --workspace DIR"
+	if inVirtualFS(ws) {
+		return refuse("workspace %s is inside /proc, /sys or /dev, the kernel's own file systems, which no sandbox takes from the host; %s", ws, fix)
+	}
+	if base != Workspace && base != Strict {
+		return nil
+	}
+	switch {
+	case ws == "/":
+		return refuse("workspace / is the whole file system, and profile %s makes the workspace writable; %s", profile, fix)
+	case ws == home:
+		return refuse("workspace %s is your home directory, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, profile, fix)
+	case policy.Within(home, ws):
+		return refuse("workspace %s contains your home directory %s, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, home, profile, fix)
+	}
+	return nil
 }
 
 // canonical makes path absolute and resolves every symlink in it.
@@ -116,15 +179,23 @@ func canonical(path string) (string, error) {
 }
 
 // Select picks the profile of a new run: the flag or GROK_SANDBOX, else
-// [sandbox] profile in config.toml, else off.
-func Select(req Request, cfg *Config) Selection {
+// [sandbox] profile in config.toml, else off. A flag or GROK_SANDBOX that is
+// set but empty is refused: it reads as a choice, and falling through to
+// off (or to config.toml) would run something nobody chose.
+func Select(req Request, cfg *Config) (Selection, error) {
 	switch {
-	case req.Profile != "":
-		return Selection{Name: req.Profile, By: req.ProfileFrom}
+	case req.ProfileFrom != "" && req.Profile == "":
+		how := "--profile NAME"
+		if req.ProfileFrom == "GROK_SANDBOX" {
+			how = "GROK_SANDBOX=NAME, or unset GROK_SANDBOX"
+		}
+		return Selection{}, refuse("%s is empty; name a profile (%s; `grok-sandbox profiles` lists them)", req.ProfileFrom, how)
+	case req.ProfileFrom != "":
+		return Selection{Name: req.Profile, By: req.ProfileFrom}, nil
 	case cfg.Default != "":
-		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}
+		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}, nil
 	}
-	return Selection{Name: Off, By: "default"}
+	return Selection{Name: Off, By: "default"}, nil
 }
 
 // Resolve turns the selected profile into a policy for req.Target.
@@ -138,9 +209,8 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 		GrokHome:  t.path(env.GrokHome),
 	}
 	for _, s := range cfg.Shadowed {
-		p.Warnings = append(p.Warnings, fmt.Sprintf(
-			"%s:%d: [profiles.%s] is ignored: %q is a built-in profile name; rename the custom profile",
-			s.File, s.Line, s.Name, s.Name))
+		p.Warnings = append(p.Warnings, (&ConfigError{File: s.File, Line: s.Line, Key: toml.Key{"profiles", s.Name}.String(),
+			Msg: fmt.Sprintf("is ignored: %q is a built-in profile name; rename the custom profile", s.Name)}).Error())
 	}
 	for _, c := range cfg.Conflicts {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
@@ -160,25 +230,31 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 		}
 		switch b := canonicalBuiltin(ext); {
 		case b == Off:
-			return nil, &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".extends",
+			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("cannot extend %q: it is no sandbox; extend workspace, devbox, read-only or strict", ext)}
 		case b == "":
 			what := "not a built-in profile"
 			if _, isCustom := cfg.Profiles[ext]; isCustom {
 				what = "a custom profile, and custom profiles can only extend a built-in one"
 			}
-			return nil, &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".extends",
+			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("%q is %s; use workspace, devbox, read-only or strict", ext, what)}
 		default:
 			p.Base = b
 		}
 	} else {
+		if b := canonicalBuiltin(foldName(sel.Name)); b != "" {
+			return nil, refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, foldName(sel.Name))
+		}
 		return nil, refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
 	}
 	if p.Base == Off {
 		return p, nil
 	}
 	p.Enforce = true
+	if err := checkWorkspace(env.Workspace, env.Home, sel.Name, p.Base); err != nil {
+		return nil, err
+	}
 
 	if err := baseGrants(p, t); err != nil {
 		return nil, err
@@ -215,19 +291,19 @@ func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, 
 // glob-like, white space at either end, or a path that does not exist is
 // skipped with a warning rather than guessed at.
 func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) {
-	for _, entry := range entries {
+	for i, entry := range entries {
 		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
 		if warn == "" {
 			var err error
 			if path, err = t.canonical(path); err != nil {
 				warn = "does not exist; skipped"
-			} else if policy.Within(path, "/dev") || policy.Within(path, "/proc") {
-				warn = "is inside /dev or /proc, which every sandbox gets fresh; skipped"
+			} else if inVirtualFS(path) {
+				warn = "is inside /proc, /sys or /dev, the kernel's own file systems, which no grant can expose; skipped"
 			}
 		}
 		if warn != "" {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("%s:%d: [profiles.%s] %s entry %q %s",
-				c.File, c.Line, c.Name, key, entry, warn))
+			p.Warnings = append(p.Warnings, (&ConfigError{File: c.File, Line: c.entryLine(key, i),
+				Key: toml.Key{"profiles", c.Name, key}.String(), Msg: fmt.Sprintf("entry %q %s", entry, warn)}).Error())
 			continue
 		}
 		p.Grants = append(p.Grants, policy.Grant{Path: path, Access: acc, Why: key + " entry", Source: c.File})
@@ -401,10 +477,10 @@ func noSymlinkComponents(path string) error {
 // and expands them to the existing paths that a mount-based backend masks.
 func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 	var pats []globexpand.Pattern
-	for _, entry := range c.Deny {
+	for i, entry := range c.Deny {
 		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
 		if err != nil {
-			return &ConfigError{File: c.File, Line: c.Line, Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
+			return &ConfigError{File: c.File, Line: c.entryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
 		}
 		pats = append(pats, pat)
 		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: c.File})

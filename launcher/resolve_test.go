@@ -66,9 +66,10 @@ profiles.zzz = 1
 		{toml.Key{"profiles", "d", "profiles", "zzz"}, 10},
 		{toml.Key{"nowhere"}, 0},
 	}
+	lines := scanKeyLines(data)
 	for _, c := range cases {
-		if got := keyLine(data, c.key); got != c.line {
-			t.Errorf("keyLine(%v) = %d, want %d", c.key, got, c.line)
+		if got := lines.line(c.key...); got != c.line {
+			t.Errorf("line(%v) = %d, want %d", c.key, got, c.line)
 		}
 	}
 }

@@ -105,40 +105,57 @@ func CorePatterns(platform string) []string {
 	return out
 }
 
-// Validate reports every problem in p, joined, each naming the offending
-// key, e.g. `exclude[2] "A[B": invalid character '[' in pattern`. The caller
-// adds file:line. Values of Set are never quoted in errors.
+// FieldError is one problem in a Policy: the key it is in, the index of the
+// list entry (-1 for a key that is no list), and what is wrong.
+type FieldError struct {
+	Key   string
+	Index int
+	Msg   string
+}
+
+func (e *FieldError) Error() string {
+	if e.Index >= 0 {
+		return fmt.Sprintf("%s[%d] %s", e.Key, e.Index, e.Msg)
+	}
+	return e.Key + " " + e.Msg
+}
+
+// Validate reports every problem in p, joined, each a *FieldError naming the
+// offending key, e.g. `exclude[2] "A[B": invalid character '[' in pattern`.
+// The caller adds file:line. Values of Set are never quoted in errors.
 func (p Policy) Validate() error {
 	var errs []error
+	add := func(key string, index int, format string, args ...any) {
+		errs = append(errs, &FieldError{Key: key, Index: index, Msg: fmt.Sprintf(format, args...)})
+	}
 	switch p.Inherit {
 	case "", InheritAll, InheritCore, InheritNone:
 	default:
-		errs = append(errs, fmt.Errorf("inherit %q: must be one of %q, %q, %q",
-			p.Inherit, InheritAll, InheritCore, InheritNone))
+		add("inherit", -1, "%q: must be one of %q, %q, %q", p.Inherit, InheritAll, InheritCore, InheritNone)
 	}
 	for i, pat := range p.Exclude {
 		if err := checkPattern(pat); err != nil {
-			errs = append(errs, fmt.Errorf("exclude[%d] %q: %w", i, pat, err))
+			add("exclude", i, "%q: %v", pat, err)
 		}
 	}
 	for i, pat := range p.IncludeOnly {
 		if err := checkPattern(pat); err != nil {
-			errs = append(errs, fmt.Errorf("include_only[%d] %q: %w", i, pat, err))
+			add("include_only", i, "%q: %v", pat, err)
 		}
 	}
 	for _, k := range sortedKeys(p.Set) {
 		switch {
 		case k == "":
-			errs = append(errs, errors.New(`set key "": empty variable name`))
+			add("set", -1, `key "": empty variable name`)
 		case strings.ContainsRune(k, '='):
-			errs = append(errs, fmt.Errorf("set key %q: variable name contains '='", k))
+			add("set", -1, "key %q: variable name contains '='", k)
 		case strings.ContainsRune(k, 0):
-			errs = append(errs, fmt.Errorf("set key %q: variable name contains NUL", k))
+			add("set", -1, "key %q: variable name contains NUL", k)
 		case !utf8.ValidString(k):
-			errs = append(errs, fmt.Errorf("set key %q: variable name is not valid UTF-8", k))
+			add("set", -1, "key %q: variable name is not valid UTF-8", k)
 		}
 		if strings.ContainsRune(p.Set[k], 0) {
-			errs = append(errs, fmt.Errorf("set key %q: value contains NUL", k))
+			add("set", -1, "key %q: value contains NUL", k)
 		}
 	}
 	return errors.Join(errs...)
