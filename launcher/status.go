@@ -113,8 +113,11 @@ func status() StatusReport {
 	e := ReadEvidence()
 	r := StatusReport{SchemaVersion: 1, Kernel: KernelEvidence{NoNewPrivs: e.NoNewPrivs, Seccomp: e.Seccomp,
 		Capabilities: e.Capabilities, UserNamespace: e.UserNamespace, UIDMap: e.UIDMap, Readable: e.Readable}}
-	envProfile, envBackend := os.Getenv("GROK_SANDBOX_PROFILE"), os.Getenv("GROK_SANDBOX_BACKEND")
+	// What the environment says is anybody's to set: escape it before it
+	// reaches a terminal.
+	envProfile, envBackend := Printable(os.Getenv("GROK_SANDBOX_PROFILE")), Printable(os.Getenv("GROK_SANDBOX_BACKEND"))
 	if p, ok := initProfile(); ok && e.Sandboxed() {
+		p = Printable(p)
 		r.Sandboxed, r.Profile, r.Backend, r.ProfileFrom = true, p, BackendBwrap, "pid 1 (grok-sandbox's init stage)"
 		if envProfile != "" && (envProfile != p || envBackend != BackendBwrap) {
 			r.Lie = fmt.Sprintf("the environment claims profile %s, backend %s; pid 1 says profile %s, backend bwrap", envProfile, envBackend, p)
@@ -151,7 +154,7 @@ func Status(w io.Writer, asJSON bool) error {
 		switch {
 		case r.Lie != "":
 			fmt.Fprintf(w, "NOT sandboxed: %s\n", r.Lie)
-			return refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", os.Getenv("GROK_SANDBOX_PROFILE"))
+			return refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", Printable(os.Getenv("GROK_SANDBOX_PROFILE")))
 		case r.Kernel.NoNewPrivs && r.Kernel.Seccomp:
 			fmt.Fprintln(w, "not sandboxed by grok-sandbox (this process has no_new_privs and a seccomp filter from something else)")
 		default:
