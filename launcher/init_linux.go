@@ -87,6 +87,13 @@ func RunInit(args []string) int {
 		return fail("re-exec after masking: %v", err)
 	}
 	unix.Close(fd)
+	if cfg.Dir != "" {
+		// After the masks: a working directory bwrap entered before they
+		// were mounted would still reach what they cover.
+		if err := unix.Chdir(cfg.Dir); err != nil {
+			return fail("cannot enter %s: %v", cfg.Dir, err)
+		}
+	}
 	if err := dropAllCapabilities(); err != nil {
 		return fail("%v", err)
 	}

@@ -51,6 +51,11 @@ type initConfig struct {
 	// its argv, Args[0] as the user wrote it.
 	Path string   `json:"path"`
 	Args []string `json:"args"`
+	// Dir is the directory the command starts in. bwrap enters it before
+	// the init stage mounts its masks, so the init stage enters it again
+	// by path after mounting: a mask over the directory (or above it) then
+	// applies to the command's working directory too.
+	Dir string `json:"dir"`
 	// Network is the rule of the command's own filter, on top of the base
 	// filter bwrap installed.
 	Network seccomp.Network `json:"network"`
@@ -148,6 +153,7 @@ func initFor(p *policy.Policy, o argv.Options, path string, command []string) *i
 		Profile: p.Profile,
 		Path:    path,
 		Args:    command,
+		Dir:     o.Chdir,
 		Network: commandNetwork(p),
 		Check:   layerCheck{Filters: 1},
 	}
