@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -79,7 +80,7 @@ func AppendEvent(grokHome string, ev Event) error {
 		if err != nil {
 			return err
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		if err := lockBounded(int(f.Fd())); err != nil {
 			f.Close()
 			return err
 		}
@@ -116,12 +117,33 @@ func appendEventFD(fd int, ev Event) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+	if err := lockBounded(fd); err != nil {
 		return err
 	}
 	defer unix.Flock(fd, unix.LOCK_UN)
 	_, err = unix.Write(fd, line)
 	return err
+}
+
+// lockWait bounds how long a launch or the supervisor waits for the event
+// log's lock. Anyone who can read the log can hold its lock (a read-only
+// descriptor is enough for flock): waiting forever would let a sandboxed
+// process hang every later launch, or the supervisor and with it the
+// command.
+const lockWait = 500 * time.Millisecond
+
+func lockBounded(fd int) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the event log is locked by another process (for over %v); event not written", lockWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func eventLine(ev Event) ([]byte, error) {

@@ -367,8 +367,16 @@ func superviseCommand(cfg *initConfig, backend string, events int, restrict func
 	// the terminal to the whole foreground group, the command included, so
 	// they are caught (not ignored: an ignored signal would stay ignored
 	// in the command) and dropped here.
+	//
+	// Every other signal that would stop or crash this process is caught
+	// too: any process in the sandbox can signal pid 1, and the Go runtime
+	// turns a SIGSEGV or SIGABRT sent with kill into a crash (with a
+	// traceback to the terminal) unless it is caught.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2)
+	signal.Notify(sigs, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2,
+		unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGABRT, unix.SIGTRAP, unix.SIGSYS,
+		unix.SIGPIPE, unix.SIGALRM, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ,
+		unix.SIGSTKFLT, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)
 
 	type started struct {
 		cmd      *exec.Cmd
@@ -417,8 +425,9 @@ func superviseCommand(cfg *initConfig, backend string, events int, restrict func
 	pid := st.cmd.Process.Pid
 	stop := make(chan struct{})
 	done := make(chan error, 1)
+	var v *violations
 	if st.listener >= 0 {
-		v := &violations{profile: cfg.Profile, backend: backend, events: events, arch: arch, last: map[string]time.Time{}}
+		v = newViolations(cfg.Profile, backend, events, arch)
 		go func() {
 			done <- seccomp.SuperviseUntil(st.listener, stop, seccomp.AllowThreadGroup(pid), v.record)
 		}()
@@ -427,7 +436,8 @@ func superviseCommand(cfg *initConfig, backend string, events int, restrict func
 	}
 	go func() {
 		for sig := range sigs {
-			if sig != unix.SIGINT && sig != unix.SIGQUIT {
+			switch sig {
+			case unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2:
 				_ = st.cmd.Process.Signal(sig)
 			}
 		}
@@ -443,6 +453,7 @@ func superviseCommand(cfg *initConfig, backend string, events int, restrict func
 	}
 	if st.listener >= 0 {
 		unix.Close(st.listener)
+		v.flush()
 	}
 	err = st.cmd.Wait()
 	var ee *exec.ExitError
@@ -500,25 +511,48 @@ func notFound(name string, err error) int {
 
 // violations logs blocked attempts to the event log, rate-limited so that a
 // loop cannot flood it: at most one line per process name and syscall a
-// second, and at most maxViolations lines per run.
+// second, and at most maxViolations lines per run. The supervisor never
+// waits for the log: lines go to a queue that a writer drains, and a full
+// queue drops them.
 type violations struct {
 	profile string
 	backend string
-	// events is the event log's descriptor, opened before the sandbox
-	// started; -1 when there is none.
-	events int
-	arch   seccomp.Arch
-	mu     sync.Mutex
-	last   map[string]time.Time
-	logged int
+	arch    seccomp.Arch
+	mu      sync.Mutex
+	last    map[string]time.Time
+	logged  int
+	queue   chan Event
+	written chan struct{}
 }
 
 const maxViolations = 100
 
-func (v *violations) record(n seccomp.Notification) {
-	if v.events < 0 {
-		return
+// newViolations starts the writer for events, the event log's descriptor
+// opened before the sandbox started (-1: there is none, nothing is logged).
+func newViolations(profile, backend string, events int, arch seccomp.Arch) *violations {
+	v := &violations{profile: profile, backend: backend, arch: arch, last: map[string]time.Time{},
+		queue: make(chan Event, 16), written: make(chan struct{})}
+	go func() {
+		defer close(v.written)
+		for ev := range v.queue {
+			if events >= 0 {
+				_ = appendEventFD(events, ev)
+			}
+		}
+	}()
+	return v
+}
+
+// flush waits, a bounded time, for the queued lines to be written.
+func (v *violations) flush() {
+	close(v.queue)
+	select {
+	case <-v.written:
+	case <-time.After(2 * lockWait):
 	}
+}
+
+func (v *violations) record(n seccomp.Notification) {
 	name := seccomp.SyscallName(v.arch, n.Nr)
 	comm := "?"
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
@@ -537,12 +571,16 @@ func (v *violations) record(n seccomp.Notification) {
 	if name == "socket" || name == "socketpair" {
 		what = fmt.Sprintf("%s(family %d, type %d)", name, n.Args[0], n.Args[1]&0xf)
 	}
-	_ = appendEventFD(v.events, Event{
+	ev := Event{
 		Time:    now.UTC().Format(time.RFC3339Nano),
 		Event:   "violation",
 		Profile: v.profile,
 		Backend: v.backend,
 		Command: comm,
 		Message: fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what),
-	})
+	}
+	select {
+	case v.queue <- ev:
+	default:
+	}
 }
