@@ -35,6 +35,8 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   ptrace-parent | vmwrite-parent | pidfd-getfd-parent
   tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
   inet                      socket(AF_INET, SOCK_STREAM)
+  listen-abstract NAME      listen on the abstract Unix socket @NAME
+  create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
   memwrite PID              open /proc/PID/mem for writing (never writes)
   keyring-add NAME VALUE    add a user key to the user keyring (@u)
   keyring-read NAME         print the user key NAME of the user keyring (@u)
@@ -91,6 +93,25 @@ func probeMain() int {
 	case "inet":
 		fd, e := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 		if err = e; err == nil {
+			unix.Close(fd)
+		}
+	case "listen-abstract":
+		var l net.Listener
+		if l, err = net.Listen("unix", "@"+one()); err == nil {
+			l.Close()
+		}
+	case "create-mode":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		mode, perr := strconv.ParseUint(args[1], 8, 32)
+		if perr != nil {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		var fd int
+		if fd, err = unix.Open(args[0], unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, uint32(mode)); err == nil {
 			unix.Close(fd)
 		}
 	case "memwrite":

@@ -224,12 +224,9 @@ func explainKernel(w io.Writer, plan *Plan) {
 	} else {
 		fmt.Fprintln(w, "  /dev and /proc: fresh; /proc read-only as a whole (no process can write another's memory through /proc/PID/mem), /proc/sys and /sys read-only")
 	}
-	blocked := "terminal injection (TIOCSTI, TIOCLINUX), the kernel keyring (add_key, request_key, keyctl)"
+	blocked := "terminal injection (TIOCSTI, TIOCLINUX), the kernel keyring (add_key, request_key, keyctl), io_uring, setuid and setgid file modes"
 	if !p.NestedUserNS {
 		blocked += ", new user namespaces"
-	}
-	if p.Network.Isolate || p.Network.RestrictChildren {
-		blocked += ", io_uring"
 	}
 	fmt.Fprintf(w, "  seccomp refuses: %s\n", blocked)
 	fmt.Fprintln(w, "  capabilities: none, even for root; no_new_privs")

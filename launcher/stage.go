@@ -82,15 +82,17 @@ type layerCheck struct {
 
 // baseRules is the filter every process of an enforcing sandbox carries,
 // installed before grok-sandbox's own code runs inside it: terminal
-// injection and the keyring always blocked, user namespaces wherever the
-// profile disables nested ones, io_uring wherever the network is ruled,
-// and under isolation the network for everyone.
+// injection, the keyring, io_uring (whose operations no filter sees: socket
+// calls, opens with any mode) and setuid or setgid modes always blocked,
+// user namespaces wherever the profile disables nested ones, and under
+// isolation the network for everyone.
 func baseRules(p *policy.Policy) seccomp.Rules {
 	r := seccomp.Rules{
 		BlockTerminalInjection: true,
 		BlockKeyring:           true,
 		BlockUserNamespaces:    !p.NestedUserNS,
-		BlockIOURing:           p.Network.Isolate || p.Network.RestrictChildren,
+		BlockIOURing:           true,
+		BlockSetID:             true,
 	}
 	if p.Network.Isolate {
 		r.Network = seccomp.NetworkDeny

@@ -59,6 +59,9 @@ func TestSyscallTableMatchesXSys(t *testing.T) {
 		"io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
 		"clone": unix.SYS_CLONE, "unshare": unix.SYS_UNSHARE, "clone3": unix.SYS_CLONE3,
 		"add_key": unix.SYS_ADD_KEY, "request_key": unix.SYS_REQUEST_KEY, "keyctl": unix.SYS_KEYCTL,
+		"bind": unix.SYS_BIND, "listen": unix.SYS_LISTEN, "open": unix.SYS_OPEN, "creat": unix.SYS_CREAT,
+		"chmod": unix.SYS_CHMOD, "fchmod": unix.SYS_FCHMOD, "mknod": unix.SYS_MKNOD, "mknodat": unix.SYS_MKNODAT,
+		"fchmodat": unix.SYS_FCHMODAT, "openat2": unix.SYS_OPENAT2, "fchmodat2": unix.SYS_FCHMODAT2,
 	}
 	tab := tables[arch].nr
 	if len(tab) != len(want) {

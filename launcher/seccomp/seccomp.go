@@ -89,6 +89,20 @@ type Rules struct {
 	// io_uring_register with EPERM whatever Network says: io_uring runs
 	// socket operations that no filter sees.
 	BlockIOURing bool
+	// BlockSetID fails, with EPERM, every mode change or file creation
+	// whose mode has S_ISUID or S_ISGID (chmod, fchmod, fchmodat,
+	// fchmodat2; open, openat, creat, mknod, mknodat), and openat2, whose
+	// mode a filter cannot read, with ENOSYS so that libc falls back to
+	// openat. Without it a sandbox started by root could leave a setuid
+	// root program in a writable grant for any user of the host to run.
+	BlockSetID bool
+}
+
+// modeArg is the argument that holds the mode of each syscall BlockSetID
+// checks.
+var modeArg = map[string]int{
+	"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
+	"open": 2, "openat": 3, "creat": 1, "mknod": 1, "mknodat": 2,
 }
 
 // Arch is a Go architecture name ("amd64", "arm64").
@@ -127,6 +141,7 @@ const (
 	errnoENOSYS = 38
 
 	cloneNewUser = 0x10000000
+	modeSetID    = 0o6000 // S_ISUID | S_ISGID
 
 	afUnix        = 1
 	sockTypeMask  = 0xf
@@ -187,6 +202,17 @@ var tables = map[Arch]table{
 			"add_key":           248,
 			"request_key":       249,
 			"keyctl":            250,
+			"bind":              49,
+			"listen":            50,
+			"open":              2,
+			"creat":             85,
+			"chmod":             90,
+			"fchmod":            91,
+			"mknod":             133,
+			"mknodat":           259,
+			"fchmodat":          268,
+			"openat2":           437,
+			"fchmodat2":         452,
 		},
 	},
 	ArchARM64: {
@@ -215,6 +241,13 @@ var tables = map[Arch]table{
 			"add_key":           217,
 			"request_key":       218,
 			"keyctl":            219,
+			"bind":              200,
+			"listen":            201,
+			"mknodat":           33,
+			"fchmod":            52,
+			"fchmodat":          53,
+			"openat2":           437,
+			"fchmodat2":         452,
 		},
 	},
 }
@@ -248,7 +281,7 @@ func SyscallName(arch Arch, nr int32) string {
 // supervisor (NetworkNotify) or refuses (NetworkDeny); socket, socketpair
 // and sendto only for some arguments (see Build).
 var NetworkSyscalls = []string{
-	"socket", "socketpair", "connect", "sendto",
+	"socket", "socketpair", "connect", "sendto", "bind", "listen",
 	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 }
 
@@ -270,9 +303,11 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	clone3                                -> ERRNO(ENOSYS)          [BlockUserNamespaces]
 //	add_key/request_key/keyctl            -> ERRNO(EPERM)           [BlockKeyring]
 //	io_uring_setup/enter/register         -> ERRNO(EPERM)           [BlockIOURing or Network != None]
+//	chmod & co., open & co., low32(mode) & (S_ISUID|S_ISGID) -> ERRNO(EPERM) [BlockSetID]
+//	openat2                               -> ERRNO(ENOSYS)          [BlockSetID]
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
-//	connect                               -> NET
+//	connect, bind, listen                 -> NET
 //	sendto, args[4] (dest_addr) != 0      -> NET
 //	ptrace, process_vm_readv, process_vm_writev, pidfd_getfd -> NET
 //	everything else                       -> ALLOW
@@ -331,11 +366,19 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
 		}
 	}
+	if r.BlockSetID {
+		for _, name := range []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "creat", "mknod", "mknodat"} {
+			if _, ok := t.nr[name]; ok {
+				a.jumpIf(bpf.JumpEqual, nr(name), fmt.Sprintf("mode%d", modeArg[name]), "")
+			}
+		}
+		a.jumpIf(bpf.JumpEqual, nr("openat2"), "enosys", "")
+	}
 	if r.Network != NetworkNone {
 		a.jumpIf(bpf.JumpEqual, nr("socket"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
-		for _, name := range []string{"connect", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
+		for _, name := range []string{"connect", "bind", "listen", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
 			a.jumpIf(bpf.JumpEqual, nr(name), "net", "")
 		}
 	}
@@ -379,6 +422,17 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.load(offArgLow(0))
 		a.jumpIf(bpf.JumpBitsSet, cloneNewUser, "eperm", "")
 		a.ret(RetAllow)
+	}
+	if r.BlockSetID {
+		// mode_t is 32 bits: only the low half of the argument counts.
+		for _, i := range []int{1, 2, 3} {
+			a.label(fmt.Sprintf("mode%d", i))
+			a.load(offArgLow(i))
+			a.jumpIf(bpf.JumpBitsSet, modeSetID, "eperm", "")
+			a.ret(RetAllow)
+		}
+	}
+	if r.BlockUserNamespaces || r.BlockSetID {
 		a.label("enosys")
 		a.ret(RetErrno | errnoENOSYS)
 	}

@@ -348,3 +348,57 @@ func TestBlockUserNamespaces(t *testing.T) {
 		}
 	}
 }
+
+// BlockSetID: a mode with S_ISUID or S_ISGID fails for every mode change and
+// file creation, whatever the high half of the argument; other modes pass;
+// openat2 fails with ENOSYS.
+func TestBlockSetID(t *testing.T) {
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		on, err := Build(Rules{BlockSetID: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, arg := range modeArg {
+			if _, ok := tables[arch].nr[name]; !ok {
+				continue // arm64 has only the *at forms
+			}
+			for _, c := range []struct {
+				mode uint64
+				want uint32
+			}{
+				{0o755, RetAllow}, {0o4755, eperm}, {0o2755, eperm}, {0o6755, eperm}, {1<<32 | 0o644, RetAllow}, {1<<32 | 0o4000, eperm},
+			} {
+				args := make([]uint64, arg+1)
+				args[arg] = c.mode
+				if got := run(t, on, seccompData(aa, mustNr(t, arch, name), args...)); got != c.want {
+					t.Errorf("%s: %s(mode %#o) = %s, want %s", arch, name, c.mode, retName(got), retName(c.want))
+				}
+			}
+		}
+		if got := run(t, on, seccompData(aa, mustNr(t, arch, "openat2"))); got != RetErrno|errnoENOSYS {
+			t.Errorf("%s: openat2 = %s, want ENOSYS", arch, retName(got))
+		}
+		off, _ := Build(Rules{}, arch)
+		if got := run(t, off, seccompData(aa, mustNr(t, arch, "fchmodat"), 0, 0, 0o4755)); got != RetAllow {
+			t.Errorf("%s: fchmodat without the rule = %s", arch, retName(got))
+		}
+	}
+}
+
+// bind and listen go to the supervisor with the other network calls: a
+// child cannot serve on a host Unix or abstract socket.
+func TestBindListenAreNetwork(t *testing.T) {
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		prog, err := Build(Rules{Network: NetworkNotify}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"bind", "listen"} {
+			if got := run(t, prog, seccompData(aa, mustNr(t, arch, name))); got != RetUserNotif {
+				t.Errorf("%s: %s = %s, want USER_NOTIF", arch, name, retName(got))
+			}
+		}
+	}
+}
