@@ -51,12 +51,14 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		}
 		// The contents of the descriptors run hands to bwrap, so that a
 		// tool can reproduce the exact launch.
-		fds := map[string][]byte{}
+		// (The seccomp program as base64 of its bytes; the init config
+		// as an object, the environment's values left out.)
+		fds := map[string]any{}
 		if plan.Seccomp != nil {
 			fds[strconv.Itoa(fdSeccomp)] = plan.Seccomp
 		}
 		if plan.Init != nil {
-			fds[strconv.Itoa(fdInit)] = plan.Init
+			fds[strconv.Itoa(fdInit)] = plan.InitShown
 		}
 		if len(fds) > 0 {
 			doc["fds"] = fds

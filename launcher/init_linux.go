@@ -83,7 +83,7 @@ func RunInit(args []string) int {
 			return fail("rewinding the config: %v", err)
 		}
 		argv := []string{"grok-sandbox", InitCommand, args[0], args[1], "--masked"}
-		err := syscall.Exec("/proc/self/exe", argv, os.Environ())
+		err := syscall.Exec("/proc/self/exe", argv, []string{})
 		return fail("re-exec after masking: %v", err)
 	}
 	unix.Close(fd)
@@ -112,7 +112,7 @@ func RunInit(args []string) int {
 	if _, err := unix.FcntlInt(uintptr(fdEvents), unix.F_GETFD, 0); err == nil {
 		events = fdEvents
 	}
-	return superviseCommand(&cfg, BackendBwrap, events, nil, cfg.Check.Filters, os.Environ(), true)
+	return superviseCommand(&cfg, BackendBwrap, events, nil, cfg.Check.Filters, cfg.Env, true)
 }
 
 // readFD reads fd to EOF without wrapping it in an os.File, whose finalizer

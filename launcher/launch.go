@@ -80,6 +80,8 @@ type Plan struct {
 	// (fdSeccomp, fdInit); nil when not used.
 	Seccomp []byte
 	Init    []byte
+	// InitShown is the init config as print shows it (no values).
+	InitShown initConfig
 	// Seatbelt is the rendered profile on the darwin target.
 	Seatbelt *sbpl.Policy
 	// Bwrap is what was found of bubblewrap on a Linux host.
@@ -200,10 +202,12 @@ func (plan *Plan) Render(command []string, path string) error {
 		if path == "" {
 			path = command[0]
 		}
-		init, err := encodeInit(initFor(p, opts, path, command))
+		cfg := initFor(p, opts, path, command, plan.Environ.Env)
+		init, err := encodeInit(cfg)
 		if err != nil {
 			return err
 		}
+		plan.InitShown = cfg.shown()
 		prog, err := buildProgram(baseRules(p))
 		if err != nil {
 			return err
@@ -370,7 +374,9 @@ func (plan *Plan) execBwrap() error {
 	if err := shieldFromTerminalSignals(); err != nil {
 		return err
 	}
-	return execOrFail(bwrap, argv, plan.Environ.Env)
+	// bwrap runs outside the sandbox: it gets no environment at all. The
+	// command's travels in the init config.
+	return execOrFail(bwrap, argv, []string{})
 }
 
 // checkBoundary refuses an argv whose tail is not "--" and exactly the init

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"golang.org/x/net/bpf"
 
@@ -51,6 +52,11 @@ type initConfig struct {
 	// its argv, Args[0] as the user wrote it.
 	Path string   `json:"path"`
 	Args []string `json:"args"`
+	// Env is the command's environment, after the shell environment
+	// policy. It travels here, not through bwrap's environment: bwrap and
+	// the init stage run with an empty one, so nothing a config file sets
+	// (LD_PRELOAD, say) reaches a program that runs outside the sandbox.
+	Env []string `json:"env"`
 	// Dir is the directory the command starts in. bwrap enters it before
 	// the init stage mounts its masks, so the init stage enters it again
 	// by path after mounting: a mask over the directory (or above it) then
@@ -150,11 +156,12 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 }
 
 // initFor is the init stage's config for a bwrap launch of p.
-func initFor(p *policy.Policy, o argv.Options, path string, command []string) *initConfig {
+func initFor(p *policy.Policy, o argv.Options, path string, command, env []string) *initConfig {
 	cfg := &initConfig{
 		Profile: p.Profile,
 		Path:    path,
 		Args:    command,
+		Env:     env,
 		Dir:     o.Chdir,
 		Network: commandNetwork(p),
 		Check:   layerCheck{Filters: 1},
@@ -179,4 +186,16 @@ func initFor(p *policy.Policy, o argv.Options, path string, command []string) *i
 
 func encodeInit(cfg *initConfig) ([]byte, error) {
 	return json.Marshal(cfg)
+}
+
+// shown is the config as print shows it: the environment's names only,
+// since values can be secrets.
+func (cfg initConfig) shown() initConfig {
+	env := make([]string, len(cfg.Env))
+	for i, kv := range cfg.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		env[i] = k + "=(value not shown)"
+	}
+	cfg.Env = env
+	return cfg
 }

@@ -36,8 +36,8 @@ func main() {
 		fail("print: %v", err)
 	}
 	var printed struct {
-		Argv []string          `json:"argv"`
-		FDs  map[string][]byte `json:"fds"`
+		Argv []string                   `json:"argv"`
+		FDs  map[string]json.RawMessage `json:"fds"`
 	}
 	if err := json.Unmarshal(out, &printed); err != nil {
 		fail("print --json: %v", err)
@@ -48,8 +48,15 @@ func main() {
 		fail("%v", err)
 	}
 	// The descriptors grok-sandbox hands to bwrap, at the same numbers.
-	for num, data := range printed.FDs {
+	for num, raw := range printed.FDs {
 		n, _ := strconv.Atoi(num)
+		// The seccomp program is base64 (a JSON string of bytes); the init
+		// config an object, which the init stage reads as it is (print
+		// leaves the environment's values out, which /bin/true ignores).
+		var data []byte
+		if json.Unmarshal(raw, &data) != nil {
+			data = raw
+		}
 		f, err := os.CreateTemp("", "launchbench")
 		if err != nil {
 			fail("%v", err)
