@@ -40,7 +40,7 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   memwrite PID              open /proc/PID/mem for writing (never writes)
   keyring-add NAME VALUE    add a user key to the user keyring (@u)
   keyring-read NAME         print the user key NAME of the user keyring (@u)
-  layers [--any-bounding] [--mask PATH]... [--readonly PATH]...
+  layers [--any-bounding] [--proc-writable] [--mask PATH]... [--readonly PATH]...
                             inside a sandbox: every layer grok-sandbox promises is
                             in force for this process (see probeLayers)
   pty [--size RxC] [--after TEXT --send STRING] [--intr-after TEXT] -- CMD...
@@ -541,8 +541,14 @@ func probeLayers(args []string) error {
 	var bad []string
 	fail := func(format string, a ...any) { bad = append(bad, fmt.Sprintf(format, a...)) }
 	var masks, readOnly []string
-	bounding := true
+	bounding, procReadOnly := true, true
 	for i := 0; i < len(args); i++ {
+		if args[i] == "--proc-writable" {
+			// devbox: /proc stays writable for nested user namespaces;
+			// only pid 1 (non-dumpable) must be out of reach.
+			procReadOnly = false
+			continue
+		}
 		if args[i] == "--any-bounding" {
 			// An ordinary user outside a user namespace (Landlock) keeps
 			// the bounding set; only root can drop it.
@@ -601,7 +607,11 @@ func probeLayers(args []string) error {
 	if _, _, e := unix.Syscall6(unix.SYS_ADD_KEY, 0, 0, 0, 0, 0, 0); e != unix.EPERM {
 		fail("add_key: %v, want EPERM", e)
 	}
-	for _, pid := range []string{"1", strconv.Itoa(os.Getppid()), "self"} {
+	others := []string{"1", strconv.Itoa(os.Getppid()), "self"}
+	if !procReadOnly {
+		others = others[:1]
+	}
+	for _, pid := range others {
 		if fd, err := unix.Open("/proc/"+pid+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
 			unix.Close(fd)
 			fail("/proc/%s/mem opens for writing", pid)

@@ -12,8 +12,9 @@
 //  3. every grant, pin and protected path, parents before children;
 //  4. the kernel-facing protections, after every grant so that no grant can
 //     undo them: a fresh /dev, a fresh /proc that is read-only as a whole
-//     (no process can write another's memory through /proc/PID/mem) with
-//     /proc/sys and friends read-only, and /sys read-only;
+//     (no process can write another's memory through /proc/PID/mem; not
+//     where nested user namespaces are allowed) with /proc/sys and friends
+//     read-only, and /sys read-only;
 //  5. masks, after everything they must cover, each made from a private
 //     source that no sandbox can reach (an empty tmpfs for a directory, an
 //     empty copy in bwrap's own staging area for a file);
@@ -146,8 +147,13 @@ func Render(p *policy.Policy, o Options) Launch {
 	}
 	// With /proc read-only, opening /proc/PID/mem for writing fails
 	// (EROFS) for every process, whatever Yama says: nothing in the sandbox
-	// can plant code in another process, the init stage included.
-	add("--remount-ro", "/proc")
+	// can plant code in another process. Where nested user namespaces are
+	// allowed (devbox) /proc stays writable, or no process could write its
+	// uid_map; there the init stage, non-dumpable, is out of reach all the
+	// same, and no process has a network the others lack.
+	if !p.NestedUserNS {
+		add("--remount-ro", "/proc")
+	}
 	if p.AccessAt("/sys") != policy.None {
 		// Recursively read-only, even under a writable grant of /.
 		add("--ro-bind", "/sys", "/sys")

@@ -223,6 +223,8 @@ func explainKernel(w io.Writer, plan *Plan) {
 	fmt.Fprintln(w, "\nevery process in the sandbox:")
 	if plan.Backend == BackendLandlock {
 		fmt.Fprintln(w, "  /proc: not writable (Landlock), so no process can write another's memory through /proc/PID/mem")
+	} else if p.NestedUserNS {
+		fmt.Fprintln(w, "  /dev and /proc: fresh; /proc writable (nested user namespaces need it; pid 1 is out of reach all the same), /proc/sys and /sys read-only")
 	} else {
 		fmt.Fprintln(w, "  /dev and /proc: fresh; /proc read-only as a whole (no process can write another's memory through /proc/PID/mem), /proc/sys and /sys read-only")
 	}

@@ -172,7 +172,10 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 	for _, m := range p.Masks {
 		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)
 	}
-	cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc", "/proc/sys")
+	if !p.NestedUserNS {
+		cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc")
+	}
+	cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc/sys")
 	if p.AccessAt("/sys") != policy.None {
 		cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/sys")
 	}
