@@ -297,6 +297,9 @@ func Run(inv Invocation) error {
 		plan.log(refusedEvent(err))
 		return err
 	}
+	if p := plan.Policy; p.Network.RestrictChildren && !p.Network.Isolate && p.AccessAt(path) == policy.Write {
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", Printable(path))
+	}
 	if err := plan.Render(inv.Command, path); err != nil {
 		plan.log(refusedEvent(err))
 		return err
