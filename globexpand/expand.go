@@ -405,17 +405,6 @@ func (w *walker) walkDir(g *group, dir string, depth int, states []uint64) {
 	}
 }
 
-// readDir returns the entries unsorted. File.ReadDir takes the type from
-// d_type and only calls lstat when the file system does not fill it in.
-func readDir(dir string) ([]fs.DirEntry, error) {
-	f, err := openDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
-}
-
 func quoteAll(s []string) string {
 	q := make([]string, len(s))
 	for i, x := range s {

@@ -2,12 +2,12 @@ package globexpand
 
 import "testing"
 
-// TestGobwasCases pins our answers on the cases where
-// github.com/gobwas/glob v0.2.3 (compiled with '/' as separator) answers
-// differently, which is why segment.go has its own matcher. gobwas's
-// answers, checked outside this module, are in the gobwas column; the
-// module no longer requires gobwas, so they cannot be re-checked here.
-func TestGobwasCases(t *testing.T) {
+// TestMatcherWhereGlobLibrariesErr pins our answers on the cases where the
+// glob library the design first named (gobwas/glob v0.2.3, compiled with
+// '/' as separator) answers differently, which is why segment.go has its
+// own matcher. Its answers, checked outside this module when it was
+// replaced, are in the gobwas column, for the record only.
+func TestMatcherWhereGlobLibrariesErr(t *testing.T) {
 	tests := []struct {
 		pattern, name string
 		gobwas        string // what gobwas v0.2.3 does

@@ -17,3 +17,14 @@ func eachEntry(dir string, fn func(name string, typ fs.FileMode) bool) error {
 	}
 	return nil
 }
+
+// readDir returns the entries unsorted. File.ReadDir takes the type from
+// d_type and only calls lstat when the file system does not fill it in.
+func readDir(dir string) ([]fs.DirEntry, error) {
+	f, err := openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
+}

@@ -109,22 +109,6 @@ func AppendEvent(grokHome string, ev Event) error {
 	return nil
 }
 
-// appendEventFD adds ev through a descriptor opened by openEventLog before
-// the sandbox started (the supervisor's, inside a sandbox where the log is
-// read-only). A rotation meanwhile sends the line to the rotated file.
-func appendEventFD(fd int, ev Event) error {
-	line, err := eventLine(ev)
-	if err != nil {
-		return err
-	}
-	if err := lockBounded(fd); err != nil {
-		return err
-	}
-	defer unix.Flock(fd, unix.LOCK_UN)
-	_, err = unix.Write(fd, line)
-	return err
-}
-
 // lockWait bounds how long a launch or the supervisor waits for the event
 // log's lock. Anyone who can read the log can hold its lock (a read-only
 // descriptor is enough for flock): waiting forever would let a sandboxed

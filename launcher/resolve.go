@@ -499,7 +499,8 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 	}
 	seen := map[string]bool{}
 	for _, m := range matches {
-		path, dir := m.Path, m.Dir
+		var path string
+		dir := m.Dir
 		if m.Target != "" {
 			fi, err := os.Stat(m.Target)
 			if err != nil {

@@ -453,16 +453,16 @@ func TestKernelNotify(t *testing.T) {
 	if werr != nil {
 		t.Errorf("helper: %v\nstdout:\n%s\nstderr:\n%s", werr, stdout.Bytes(), stderr.Bytes())
 	}
-	// Every filtered task has exited and been reaped: Supervise must
+	// Every filtered task has exited and been reaped: SuperviseUntil must
 	// notice (POLLHUP) and return by itself.
 	select {
 	case err := <-superviseDone:
 		if err != nil {
-			t.Errorf("Supervise: %v", err)
+			t.Errorf("SuperviseUntil: %v", err)
 		}
 	case <-time.After(5 * time.Second):
 		close(stop)
-		t.Errorf("Supervise did not return after the filtered processes exited")
+		t.Errorf("SuperviseUntil did not return after the filtered processes exited")
 		<-superviseDone
 	}
 

@@ -11,7 +11,7 @@
 //     or memory (ptrace, process_vm_*, pidfd_getfd) and cannot use io_uring.
 //
 // In NetworkNotify mode those "network" syscalls return
-// SECCOMP_RET_USER_NOTIF and a supervisor (see Supervise, linux only) lets
+// SECCOMP_RET_USER_NOTIF and a supervisor (see SuperviseUntil, linux only) lets
 // them through for the wrapped command's thread group and fails them with
 // EACCES for everyone else. In NetworkDeny mode (no supervisor) they fail
 // with EACCES for everyone.
@@ -250,17 +250,6 @@ var tables = map[Arch]table{
 			"fchmodat2":         452,
 		},
 	},
-}
-
-// SyscallNumber returns the number of the named syscall on arch, for the
-// syscalls this package knows about.
-func SyscallNumber(arch Arch, name string) (int32, bool) {
-	t, ok := tables[arch]
-	if !ok {
-		return 0, false
-	}
-	nr, ok := t.nr[name]
-	return nr, ok
 }
 
 // SyscallName returns the name of syscall nr on arch for event-log messages

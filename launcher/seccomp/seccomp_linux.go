@@ -138,13 +138,6 @@ func AllowThreadGroup(pid int) func(tid int) bool {
 	}
 }
 
-// Supervise answers the notifications of listener until no task uses the
-// filter any more (all filtered processes exited and were reaped), then
-// returns nil. See SuperviseUntil.
-func Supervise(listener int, allow func(tid int) bool, denied func(n Notification)) error {
-	return SuperviseUntil(listener, nil, allow, denied)
-}
-
 // SuperviseUntil answers the notifications of listener until no task uses
 // the filter any more (returns nil), stop is closed (returns nil; the
 // pending callers stay blocked until the listener is closed, then get

@@ -62,7 +62,7 @@ var archs = []Arch{ArchAMD64, ArchARM64}
 
 func mustNr(t *testing.T, arch Arch, name string) int32 {
 	t.Helper()
-	nr, ok := SyscallNumber(arch, name)
+	nr, ok := tables[arch].nr[name]
 	if !ok {
 		t.Fatalf("no number for %s on %s", name, arch)
 	}
