@@ -349,7 +349,8 @@ func normaliseGrant(entry, workspace, home string) (string, string) {
 // any sandbox becomes read-only, and the existing parents of each protected
 // path are pinned. That is GROK_HOME/hooks/, GROK_HOME/hooks-paths and every
 // absolute target listed there (SPEC §8); the control files that decide what
-// the next launch enforces (§13).
+// the next launch enforces (§13); and the persistence points of the git
+// repositories the sandbox can write (protectGit).
 func protectHooks(p *policy.Policy, t target, env Env) error {
 	if fi, err := os.Lstat(env.grokHomeAsGiven); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse("GROK_HOME %s is a symlink; hook protection needs the real directory: set GROK_HOME to %s",
@@ -382,6 +383,13 @@ func protectHooks(p *policy.Policy, t target, env Env) error {
 	}
 	if err := pr.controlFiles(env); err != nil {
 		return err
+	}
+	if t.host {
+		// Repositories are found on the host's file system; a foreign
+		// target's paths cannot be looked at from here.
+		if err := pr.protectGit(env); err != nil {
+			return err
+		}
 	}
 	pr.finish()
 	return nil
