@@ -158,8 +158,24 @@ func (g *gitProtector) gitDir(gitdir, w string, main bool, depth int) error {
 	if err != nil {
 		return err
 	}
-	if common == gitdir || !g.seen["g:"+common] {
-		g.seen["g:"+common] = true
+	if w == "" && cfg.workTree != "" {
+		// A submodule's gitdir names its work tree, whose .git file
+		// leads git back here.
+		if w = cfg.workTree; !filepath.IsAbs(w) {
+			w = filepath.Join(gitdir, w)
+		}
+		w = filepath.Clean(w)
+		dotgit := filepath.Join(w, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && g.writable(w) {
+			real, err := g.real(dotgit)
+			if err != nil {
+				return refuse("git protection: submodule work tree %v", err)
+			}
+			g.add(real, "git: names the repository of this submodule")
+		}
+	}
+	if !g.seen["p:"+common] {
+		g.seen["p:"+common] = true
 		if err := g.persistence(common, cfg); err != nil {
 			return err
 		}
@@ -230,6 +246,9 @@ func (g *gitProtector) file(path, why string) error {
 // A relative one is skipped when the work tree is not known (a worktree
 // whose own .git file is protected where it is found).
 func (g *gitProtector) hooksPath(value, w string) error {
+	if strings.HasPrefix(value, "~") && value != "~" && !strings.HasPrefix(value, "~/") || strings.HasPrefix(value, "%(") {
+		return refuse("git protection: core.hooksPath %q (another user's home or an install prefix) is not supported; write the absolute path", value)
+	}
 	path := expandHome(value, g.env.Home)
 	if !filepath.IsAbs(path) {
 		if w == "" {
@@ -342,24 +361,7 @@ func (g *gitProtector) modules(dir string, depth int) error {
 			}
 			continue
 		}
-		cfg, err := g.config(path, path)
-		if err != nil {
-			return err
-		}
-		w := ""
-		if cfg.workTree != "" {
-			w = cfg.workTree
-			if !filepath.IsAbs(w) {
-				w = filepath.Join(path, w)
-			}
-			w = filepath.Clean(w)
-			if fi, err := os.Lstat(filepath.Join(w, ".git")); err == nil && fi.Mode().IsRegular() && g.writable(w) {
-				if real, err := g.real(filepath.Join(w, ".git")); err == nil {
-					g.add(real, "git: names the repository of this submodule")
-				}
-			}
-		}
-		if err := g.gitDir(path, w, false, depth+1); err != nil {
+		if err := g.gitDir(path, "", false, depth+1); err != nil {
 			return err
 		}
 	}

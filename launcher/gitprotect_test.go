@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,5 +168,47 @@ func TestGitProtectionWithGit(t *testing.T) {
 	}
 	if _, ok := g.why[inc]; !ok {
 		t.Errorf("include %s is not protected; protected: %v", inc, g.paths)
+	}
+}
+
+// Reaching a repository first through one of its linked worktrees still
+// protects what belongs to its main work tree (core.hooksPath there).
+func TestGitProtectionWorktreeFirst(t *testing.T) {
+	git := findGit(&policy.Policy{})
+	if git == "" {
+		t.Skip("no git at a system path")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, wt := filepath.Join(root, "main"), filepath.Join(root, "wt")
+	for _, args := range [][]string{
+		{"init", "-q", main},
+		{"-C", main, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "i"},
+		{"-C", main, "config", "core.hooksPath", ".husky"},
+		{"-C", main, "worktree", "add", "-q", wt},
+	} {
+		cmd := exec.Command(git, args...)
+		cmd.Env = []string{"HOME=" + root, "GIT_CONFIG_NOSYSTEM=1", "PATH=/usr/bin:/bin"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	p := &policy.Policy{ReadAll: true, Grants: []policy.Grant{{Path: root, Access: policy.Write}}}
+	pr := &protector{p: p, t: target{os: "linux", host: true}, why: map[string]string{}}
+	g := &gitProtector{protector: pr, env: Env{Home: root}, git: git, seen: map[string]bool{}}
+	for _, w := range []string{wt, main} {
+		if err := g.workTree(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{
+		filepath.Join(main, ".husky"), filepath.Join(wt, ".husky"), filepath.Join(wt, ".git"),
+		filepath.Join(main, ".git/hooks"), filepath.Join(main, ".git/worktrees/wt/commondir"),
+	} {
+		if _, ok := g.why[want]; !ok {
+			t.Errorf("%s is not protected; protected: %v", want, g.paths)
+		}
 	}
 }
