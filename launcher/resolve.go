@@ -488,22 +488,8 @@ func ensureRealMode(path string, dir bool, mode fs.FileMode) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if dir {
-			err = os.Mkdir(path, mode)
-		} else {
-			var f *os.File
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
-			if err == nil {
-				err = f.Close()
-			}
-		}
-		if err != nil {
+		if err := createEmpty(path, dir, mode); err != nil {
 			return refuse("cannot create %s for hook protection: %v", path, err)
-		}
-		// Mkdir and O_EXCL never follow a link at path; check that what is
-		// there now is what was made (a concurrent sandbox may race us).
-		if fi, err = os.Lstat(path); err != nil || fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()) {
-			return refuse("%s changed while it was being created for hook protection; run again", path)
 		}
 		return nil
 	case err != nil:
@@ -512,6 +498,29 @@ func ensureRealMode(path string, dir bool, mode fs.FileMode) error {
 		return refuse("%s is a symlink; hook protection needs a real %s there: remove the link", path, want)
 	case fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()):
 		return refuse("%s is not a %s; hook protection needs a real %s there: move it away", path, want, want)
+	}
+	return nil
+}
+
+// createEmptyByPath creates path as an empty directory or file; Mkdir and
+// O_EXCL never follow a link at path itself. What is there afterwards is
+// checked to be what was made.
+func createEmptyByPath(path string, dir bool, mode fs.FileMode) error {
+	var err error
+	if dir {
+		err = os.Mkdir(path, mode)
+	} else {
+		var f *os.File
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+		if err == nil {
+			err = f.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()) {
+		return fmt.Errorf("%s was replaced while it was being created", path)
 	}
 	return nil
 }
