@@ -107,13 +107,13 @@ func (g *gitProtector) workTree(w string) error {
 		return refuse("%s is a %s; a sandbox could replace it to make git run its own hooks, and a link cannot be held in place: replace it with the repository directory or a \"gitdir:\" file",
 			dotgit, kindOf(fi))
 	}
-	return g.gitDir(gitdir, w, fi.IsDir(), 0)
+	return g.gitDir(gitdir, w, 0)
 }
 
 // gitDir protects the repository at gitdir (the .git directory, a linked
 // worktree's gitdir or a submodule's), whose work tree is w ("" when not
 // known).
-func (g *gitProtector) gitDir(gitdir, w string, main bool, depth int) error {
+func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 	gitdir, err := g.real(gitdir)
 	if err != nil {
 		return refuse("git protection: repository %v", err)
@@ -128,11 +128,12 @@ func (g *gitProtector) gitDir(gitdir, w string, main bool, depth int) error {
 	common := gitdir
 	commondir := filepath.Join(gitdir, "commondir")
 	if fi, err := os.Lstat(commondir); err == nil {
-		if main {
-			// Only a linked worktree's gitdir has one. No mount can stop a
-			// sandbox from creating it (git dies on an empty one, so it
-			// cannot be made in advance); refuse until it is looked at.
-			return refuse("%s exists in a main repository's .git: git would take its config and hooks from where it points, and a sandboxed command may have planted it; inspect it and remove it", commondir)
+		if filepath.Base(filepath.Dir(gitdir)) != "worktrees" {
+			// Only a linked worktree's gitdir (COMMON/worktrees/ID) has
+			// one. No mount can stop a sandbox from creating it in a main
+			// or submodule gitdir (git dies on an empty one, so it cannot
+			// be made in advance); refuse until it is looked at.
+			return refuse("%s exists in a repository that is no linked worktree: git would take its config and hooks from where it points, and a sandboxed command may have planted it; inspect it and remove it", commondir)
 		}
 		if !fi.Mode().IsRegular() {
 			return refuse("%s is not a regular file; move it away", commondir)
@@ -326,7 +327,7 @@ func (g *gitProtector) worktrees(common string) error {
 				}
 			}
 		}
-		if err := g.gitDir(gitdir, w, false, 0); err != nil {
+		if err := g.gitDir(gitdir, w, 0); err != nil {
 			return err
 		}
 	}
@@ -361,7 +362,7 @@ func (g *gitProtector) modules(dir string, depth int) error {
 			}
 			continue
 		}
-		if err := g.gitDir(path, "", false, depth+1); err != nil {
+		if err := g.gitDir(path, "", depth+1); err != nil {
 			return err
 		}
 	}

@@ -62,7 +62,13 @@ func TestGitProtectionRefuses(t *testing.T) {
 		}, "config is a symlink"},
 		{"commondir in a main .git", "", func(t *testing.T, ws string) {
 			write(t, filepath.Join(ws, ".git/commondir"), "/tmp/evil\n")
-		}, "commondir exists in a main repository"},
+		}, "commondir exists in a repository that is no linked worktree"},
+		{"commondir in a submodule gitdir", "", func(t *testing.T, ws string) {
+			os.MkdirAll(filepath.Join(ws, ".git/modules/sub/refs"), 0o755)
+			write(t, filepath.Join(ws, ".git/modules/sub/HEAD"), "ref: refs/heads/main\n")
+			write(t, filepath.Join(ws, ".git/modules/sub/config"), "")
+			write(t, filepath.Join(ws, ".git/modules/sub/commondir"), "/tmp/evil\n")
+		}, "commondir exists in a repository that is no linked worktree"},
 		{"malformed .git file", "", func(t *testing.T, ws string) {
 			os.RemoveAll(filepath.Join(ws, ".git"))
 			write(t, filepath.Join(ws, ".git"), "not a gitdir line\n")
