@@ -192,7 +192,14 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 		}
 	}
 	for _, inc := range cfg.includes {
-		if err := g.include(inc); err != nil {
+		if err := g.include(inc, "git: included config"); err != nil {
+			return err
+		}
+	}
+	// The global config too, where a grant makes it writable (a
+	// read_write entry for home): it can name hooks as well.
+	for _, f := range cfg.files {
+		if err := g.include(f, "git: a config file git reads"); err != nil {
 			return err
 		}
 	}
@@ -283,9 +290,10 @@ func (g *gitProtector) hooksPath(value, w string) error {
 	return nil
 }
 
-// include protects a config file that an include names (created empty when
-// missing: git skips a missing include, and the sandbox could create it).
-func (g *gitProtector) include(path string) error {
+// include protects a config file git reads or an include names (created
+// empty when missing: git skips a missing include, and the sandbox could
+// create it).
+func (g *gitProtector) include(path, why string) error {
 	if _, err := os.Lstat(path); err == nil {
 		real, err := g.real(path)
 		if err != nil {
@@ -300,7 +308,7 @@ func (g *gitProtector) include(path string) error {
 		}
 		return nil
 	}
-	return g.file(path, "git: included config")
+	return g.file(path, why)
 }
 
 // worktrees protects, for each linked worktree of the repository, the
@@ -418,6 +426,7 @@ type gitConfig struct {
 	worktreeConfig bool
 	workTree       string   // core.worktree (submodules)
 	includes       []string // absolute paths named by include and includeIf
+	files          []string // every config file git read (global ones too)
 }
 
 // config reads the repository's effective config as git itself does
@@ -458,6 +467,9 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 		file, isFile := strings.CutPrefix(origin, "file:")
 		if isFile && !filepath.IsAbs(file) {
 			file = filepath.Join(gitdir, file)
+		}
+		if isFile && !contains(c.files, file) {
+			c.files = append(c.files, file)
 		}
 		switch {
 		case key == "core.hookspath":

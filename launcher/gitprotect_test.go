@@ -218,3 +218,24 @@ func TestGitProtectionWorktreeFirst(t *testing.T) {
 		}
 	}
 }
+
+// A global config that a grant makes writable (home granted read-write) is
+// protected too: it can name hooks for every repository.
+func TestGitProtectionWritableGlobalConfig(t *testing.T) {
+	git := findGit(&policy.Policy{})
+	if git == "" {
+		t.Skip("no git at a system path")
+	}
+	g, ws := newGitFixture(t, git)
+	global := filepath.Join(ws, ".gitconfig")
+	write(t, global, "[user]\n\tname = t\n")
+	if err := g.workTree(ws); err != nil {
+		t.Fatal(err)
+	}
+	if why := g.why[global]; why != "git: a config file git reads" {
+		t.Errorf("%s: protected as %q; protected: %v", global, why, g.paths)
+	}
+	if why := g.why[filepath.Join(ws, ".git/config")]; !strings.HasPrefix(why, "git config:") {
+		t.Errorf(".git/config protected as %q", why)
+	}
+}
