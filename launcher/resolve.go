@@ -435,15 +435,19 @@ func (pr *protector) finish() {
 }
 
 // controlFiles protects the files that decide what a later launch enforces
-// and records: the profile definitions and the general config (the default
-// profile and the environment policy). GROK_HOME's are
-// created empty when missing, so that a sandbox cannot create them; the
-// project file is protected when it exists, and its .grok directory is
+// and records: the profile definitions, the general config (the default
+// profile and the environment policy) and the event log with its rotation
+// file. GROK_HOME's are created empty (0600) when missing, so that a sandbox
+// cannot create them, and anything else than a regular file there refuses
+// the run (a FIFO or a link planted at the log cannot be held read-only);
+// the project file is protected when it exists, and its .grok directory is
 // pinned with it.
 func (pr *protector) controlFiles(env Env) error {
 	for _, f := range []struct{ name, why string }{
 		{"sandbox.toml", "global profiles: a later launch's policy"},
 		{"config.toml", "general config: a later launch's default profile and environment"},
+		{eventLogName, "event log: written only by grok-sandbox, through a descriptor"},
+		{eventLogName + ".1", "rotated event log"},
 	} {
 		path := filepath.Join(env.GrokHome, f.name)
 		if err := ensureReal(path, false); err != nil {
