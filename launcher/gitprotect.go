@@ -114,6 +114,11 @@ func (g *gitProtector) workTree(w string) error {
 // worktree's gitdir or a submodule's), whose work tree is w ("" when not
 // known).
 func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
+	if _, err := os.Lstat(gitdir); errors.Is(err, fs.ErrNotExist) && !g.writable(gitdir) {
+		// A .git file naming a repository that is gone, where no sandbox
+		// could create it: git fails there, and nothing is to protect.
+		return nil
+	}
 	gitdir, err := g.real(gitdir)
 	if err != nil {
 		return refuse("git protection: repository %v", err)

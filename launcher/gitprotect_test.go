@@ -69,6 +69,10 @@ func TestGitProtectionRefuses(t *testing.T) {
 			write(t, filepath.Join(ws, ".git/modules/sub/config"), "")
 			write(t, filepath.Join(ws, ".git/modules/sub/commondir"), "/tmp/evil\n")
 		}, "commondir exists in a repository that is no linked worktree"},
+		{".git file naming a missing repository the sandbox could create", "", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, ".git"))
+			write(t, filepath.Join(ws, ".git"), "gitdir: gone\n")
+		}, "no such file or directory"},
 		{"malformed .git file", "", func(t *testing.T, ws string) {
 			os.RemoveAll(filepath.Join(ws, ".git"))
 			write(t, filepath.Join(ws, ".git"), "not a gitdir line\n")
@@ -237,5 +241,19 @@ func TestGitProtectionWritableGlobalConfig(t *testing.T) {
 	}
 	if why := g.why[filepath.Join(ws, ".git/config")]; !strings.HasPrefix(why, "git config:") {
 		t.Errorf(".git/config protected as %q", why)
+	}
+}
+
+// A .git file naming a repository that is gone, somewhere no sandbox can
+// write, does not refuse the run; the file itself is still protected.
+func TestGitProtectionStaleGitFile(t *testing.T) {
+	g, ws := newGitFixture(t, "")
+	os.RemoveAll(filepath.Join(ws, ".git"))
+	write(t, filepath.Join(ws, ".git"), "gitdir: /nonexistent-grok-sandbox-test/wt\n")
+	if err := g.workTree(ws); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.why[filepath.Join(ws, ".git")]; !ok || len(g.paths) != 1 {
+		t.Errorf("protected %v; want only the .git file", g.paths)
 	}
 }
