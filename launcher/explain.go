@@ -180,7 +180,11 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if len(p.Protected) > 0 {
 		fmt.Fprintln(w, "\nhook-protected (readable, never writable):")
 		for _, q := range p.Protected {
-			fmt.Fprintf(w, "  %s\n", Printable(q))
+			if why := p.ProtectedWhy[q]; why != "" {
+				fmt.Fprintf(w, "  %s  (%s)\n", Printable(q), why)
+			} else {
+				fmt.Fprintf(w, "  %s\n", Printable(q))
+			}
 		}
 		fmt.Fprintln(w, "pinned (cannot be renamed, so protected paths cannot be moved away):")
 		for _, d := range p.Pinned {

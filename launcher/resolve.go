@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/BurntSushi/toml"
 
@@ -343,9 +344,13 @@ func normaliseGrant(entry, workspace, home string) (string, string) {
 	return filepath.Clean(e), ""
 }
 
-// protectHooks sets up global hook protection: GROK_HOME/hooks/,
-// GROK_HOME/hooks-paths and every absolute target listed there become
-// read-only, and their existing parents are pinned.
+// protectHooks sets up hook protection: everything a sandboxed command could
+// change to weaken a later launch or to plant code that runs later outside
+// any sandbox becomes read-only, and the existing parents of each protected
+// path are pinned. That is GROK_HOME/hooks/, GROK_HOME/hooks-paths and every
+// absolute target listed there (SPEC §8); the control files that decide what
+// the next launch enforces (§13); and the persistence points of the git
+// repositories the sandbox can write (protectGit).
 func protectHooks(p *policy.Policy, t target, env Env) error {
 	if fi, err := os.Lstat(env.grokHomeAsGiven); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse("GROK_HOME %s is a symlink; hook protection needs the real directory: set GROK_HOME to %s",
@@ -355,6 +360,7 @@ func protectHooks(p *policy.Policy, t target, env Env) error {
 		return refuse("GROK_HOME %s has a symlink in its path (it resolves to %s); set GROK_HOME to the real directory",
 			env.grokHomeAsGiven, env.GrokHome)
 	}
+	pr := protector{p: p, t: t, why: map[string]string{}}
 	hooks := filepath.Join(env.GrokHome, "hooks")
 	registry := filepath.Join(env.GrokHome, "hooks-paths")
 	if err := ensureReal(hooks, true); err != nil {
@@ -370,28 +376,115 @@ func protectHooks(p *policy.Policy, t target, env Env) error {
 	for _, line := range ignored {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: relative line %s is ignored (only absolute targets are protected)", registry, line))
 	}
-	protected := append([]string{hooks, registry}, targets...)
+	pr.add(hooks, "global hooks")
+	pr.add(registry, "hook registry")
+	for _, q := range targets {
+		pr.add(q, "listed in hooks-paths")
+	}
+	if err := pr.controlFiles(env); err != nil {
+		return err
+	}
+	if t.host {
+		// Repositories are found on the host's file system; a foreign
+		// target's paths cannot be looked at from here.
+		if err := pr.protectGit(env); err != nil {
+			return err
+		}
+	}
+	pr.finish()
+	return nil
+}
+
+// protector collects the protected paths of one policy and why each is
+// protected.
+type protector struct {
+	p     *policy.Policy
+	t     target
+	paths []string
+	why   map[string]string
+}
+
+func (pr *protector) add(path, why string) {
+	if _, dup := pr.why[path]; dup {
+		return
+	}
+	pr.paths = append(pr.paths, path)
+	pr.why[path] = why
+}
+
+// finish records the protected paths and pins every existing parent, so
+// that no protected path can be moved away and replaced.
+func (pr *protector) finish() {
+	p, t := pr.p, pr.t
 	pinned := map[string]bool{}
-	for _, q := range protected {
+	for _, q := range pr.paths {
 		for dir := filepath.Dir(q); dir != "/"; dir = filepath.Dir(dir) {
 			pinned[dir] = true
 		}
 	}
-	for _, q := range protected {
+	p.ProtectedWhy = map[string]string{}
+	for _, q := range pr.paths {
 		p.Protected = append(p.Protected, t.path(q))
+		p.ProtectedWhy[t.path(q)] = pr.why[q]
 	}
 	for dir := range pinned {
 		p.Pinned = append(p.Pinned, t.path(dir))
 	}
 	policy.SortPaths(p.Protected)
 	policy.SortPaths(p.Pinned)
+}
+
+// controlFiles protects the files that decide what a later launch enforces
+// and records: the profile definitions, the general config (the default
+// profile and the environment policy) and the event log with its rotation
+// file. GROK_HOME's are created empty (0600) when missing, so that a sandbox
+// cannot create them, and anything else than a regular file there refuses
+// the run (a FIFO or a link planted at the log cannot be held read-only);
+// the project file is protected when it exists, and its .grok directory is
+// pinned with it.
+func (pr *protector) controlFiles(env Env) error {
+	for _, f := range []struct{ name, why string }{
+		{"sandbox.toml", "global profiles: a later launch's policy"},
+		{"config.toml", "general config: a later launch's default profile and environment"},
+		{eventLogName, "event log: written only by grok-sandbox, through a descriptor"},
+		{eventLogName + ".1", "rotated event log"},
+	} {
+		path := filepath.Join(env.GrokHome, f.name)
+		if err := ensureReal(path, false); err != nil {
+			return err
+		}
+		pr.add(path, f.why)
+	}
+	project := filepath.Join(env.Workspace, ".grok", "sandbox.toml")
+	fi, err := os.Lstat(project)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return refuse("hook protection: %v", err)
+	case !fi.Mode().IsRegular():
+		return refuse("%s is not a regular file (a symlink or something else); hook protection needs the real file there: replace it", project)
+	}
+	if fi, err := os.Lstat(filepath.Dir(project)); err != nil || !fi.IsDir() {
+		return refuse("%s is not a real directory; hook protection needs it: replace the link with the directory", filepath.Dir(project))
+	}
+	pr.add(project, "project profiles: a later launch's policy")
 	return nil
 }
 
-// ensureReal creates path as an empty directory or file when it is missing,
-// and refuses anything else than that type (a symlink above all, which could
-// point the protection elsewhere).
+// ensureReal creates path as an empty directory (0700) or file (0600) when
+// it is missing, and refuses anything else than that type (a symlink above
+// all, which could point the protection elsewhere).
 func ensureReal(path string, dir bool) error {
+	mode := fs.FileMode(0o600)
+	if dir {
+		mode = 0o700
+	}
+	return ensureRealMode(path, dir, mode)
+}
+
+// ensureRealMode is ensureReal with the mode a missing path is created with.
+func ensureRealMode(path string, dir bool, mode fs.FileMode) error {
 	want := "file"
 	if dir {
 		want = "directory"
@@ -399,16 +492,7 @@ func ensureReal(path string, dir bool) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if dir {
-			err = os.Mkdir(path, 0o700)
-		} else {
-			var f *os.File
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if err == nil {
-				err = f.Close()
-			}
-		}
-		if err != nil {
+		if err := createEmpty(path, dir, mode); err != nil {
 			return refuse("cannot create %s for hook protection: %v", path, err)
 		}
 		return nil
@@ -418,6 +502,29 @@ func ensureReal(path string, dir bool) error {
 		return refuse("%s is a symlink; hook protection needs a real %s there: remove the link", path, want)
 	case fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()):
 		return refuse("%s is not a %s; hook protection needs a real %s there: move it away", path, want, want)
+	}
+	return nil
+}
+
+// createEmptyByPath creates path as an empty directory or file; Mkdir and
+// O_EXCL never follow a link at path itself. What is there afterwards is
+// checked to be what was made.
+func createEmptyByPath(path string, dir bool, mode fs.FileMode) error {
+	var err error
+	if dir {
+		err = os.Mkdir(path, mode)
+	} else {
+		var f *os.File
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
+		if err == nil {
+			err = f.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()) {
+		return fmt.Errorf("%s was replaced while it was being created", path)
 	}
 	return nil
 }

@@ -119,6 +119,9 @@ type Policy struct {
 	// parents, cannot be renamed, so a protected path cannot be moved away.
 	Protected []string
 	Pinned    []string
+	// ProtectedWhy says, for each protected path, what it is and why a
+	// sandbox must not change it (shown by explain).
+	ProtectedWhy map[string]string `json:",omitempty"`
 
 	Network Network
 	// NestedUserNS: processes may create user namespaces (and with them
