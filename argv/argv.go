@@ -154,7 +154,7 @@ func Render(p *policy.Policy, o Options) Launch {
 	if !p.NestedUserNS {
 		add("--remount-ro", "/proc")
 	}
-	if p.AccessAt("/sys") != policy.None {
+	if p.AccessAt("/sys") != policy.Hidden {
 		// Recursively read-only, even under a writable grant of /.
 		add("--ro-bind", "/sys", "/sys")
 	}

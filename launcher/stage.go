@@ -113,7 +113,7 @@ func commandNetwork(p *policy.Policy) seccomp.Network {
 	if p.Network.RestrictChildren && !p.Network.Isolate {
 		return seccomp.NetworkNotify
 	}
-	return seccomp.NetworkNone
+	return seccomp.NetworkUnfiltered
 }
 
 // buildProgram is the seccomp program of rules on the host's architecture.
@@ -176,7 +176,7 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 		cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc")
 	}
 	cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc/sys")
-	if p.AccessAt("/sys") != policy.None {
+	if p.AccessAt("/sys") != policy.Hidden {
 		cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/sys")
 	}
 	for _, q := range p.Protected {

@@ -182,7 +182,7 @@ func reads(w *writer, p *policy.Policy) {
 	w.line("; Reads: only the granted paths.")
 	var paths []string
 	for _, g := range p.Grants {
-		if g.Access != policy.None {
+		if g.Access != policy.Hidden {
 			paths = append(paths, g.Path)
 		}
 	}

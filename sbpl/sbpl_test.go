@@ -278,7 +278,7 @@ func linuxDecide(p *policy.Policy, op, path string) bool {
 	}
 	switch op {
 	case "read":
-		return p.AccessAt(path) != policy.None
+		return p.AccessAt(path) != policy.Hidden
 	case "write":
 		return p.AccessAt(path) == policy.Write
 	case "unlink":

@@ -18,8 +18,8 @@ import (
 type Access uint8
 
 const (
-	// None: not exposed at all (only meaningful when ReadAll is false).
-	None Access = iota
+	// Hidden: not exposed at all (only meaningful when ReadAll is false).
+	Hidden Access = iota
 	// Read: readable, not writable, not deletable.
 	Read
 	// Write: readable and writable.
@@ -144,7 +144,7 @@ func Within(path, dir string) bool {
 // specific grant covering it wins, read-only wins over read-write for the
 // same path, and hook protection turns any write into read.
 func (p *Policy) AccessAt(path string) Access {
-	acc, depth := None, -1
+	acc, depth := Hidden, -1
 	if p.ReadAll {
 		acc = Read
 	}
@@ -221,7 +221,7 @@ func (p *Policy) Layers() []Layer {
 	SortPaths(paths)
 	var out []Layer
 	for _, path := range paths {
-		if acc := p.AccessAt(path); acc != None {
+		if acc := p.AccessAt(path); acc != Hidden {
 			out = append(out, Layer{Path: path, Access: acc})
 		}
 	}
@@ -243,7 +243,7 @@ func shallowFirst(a, b string) bool {
 
 // Exposed reports whether path is visible at all under the policy.
 func (p *Policy) Exposed(path string) bool {
-	return p.AccessAt(filepath.Clean(path)) != None
+	return p.AccessAt(filepath.Clean(path)) != Hidden
 }
 
 // SortGrants orders grants parents first, then by path.

@@ -37,7 +37,7 @@ func TestAccessAt(t *testing.T) {
 		}
 	}
 	p.ReadAll = false
-	if got := p.AccessAt("/etc/passwd"); got != None {
+	if got := p.AccessAt("/etc/passwd"); got != Hidden {
 		t.Errorf("without ReadAll, an ungranted path is %v", got)
 	}
 }

@@ -48,8 +48,8 @@ import (
 type Network int
 
 const (
-	// NetworkNone adds no network rules.
-	NetworkNone Network = iota
+	// NetworkUnfiltered adds no network rules.
+	NetworkUnfiltered Network = iota
 	// NetworkNotify sends the network syscalls to a user-space supervisor
 	// (SECCOMP_RET_USER_NOTIF).
 	NetworkNotify
@@ -59,8 +59,8 @@ const (
 
 func (n Network) String() string {
 	switch n {
-	case NetworkNone:
-		return "none"
+	case NetworkUnfiltered:
+		return "unfiltered"
 	case NetworkNotify:
 		return "notify"
 	case NetworkDeny:
@@ -274,7 +274,7 @@ var NetworkSyscalls = []string{
 	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 }
 
-// IOURingSyscalls fail with EPERM whenever Rules.Network != NetworkNone or
+// IOURingSyscalls fail with EPERM whenever Rules.Network != NetworkUnfiltered or
 // Rules.BlockIOURing is set.
 var IOURingSyscalls = []string{"io_uring_setup", "io_uring_enter", "io_uring_register"}
 
@@ -314,7 +314,7 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 	}
 	var netRet uint32
 	switch r.Network {
-	case NetworkNone:
+	case NetworkUnfiltered:
 	case NetworkNotify:
 		netRet = RetUserNotif
 	case NetworkDeny:
@@ -350,7 +350,7 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
 		}
 	}
-	if r.BlockIOURing || r.Network != NetworkNone {
+	if r.BlockIOURing || r.Network != NetworkUnfiltered {
 		for _, name := range IOURingSyscalls {
 			a.jumpIf(bpf.JumpEqual, nr(name), "eperm", "")
 		}
@@ -363,7 +363,7 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		}
 		a.jumpIf(bpf.JumpEqual, nr("openat2"), "enosys", "")
 	}
-	if r.Network != NetworkNone {
+	if r.Network != NetworkUnfiltered {
 		a.jumpIf(bpf.JumpEqual, nr("socket"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
@@ -382,7 +382,7 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, tioclinux, "eperm", "")
 		a.ret(RetAllow)
 	}
-	if r.Network != NetworkNone {
+	if r.Network != NetworkUnfiltered {
 		a.label("socket")
 		// domain and type are C ints: the kernel uses the low 32 bits.
 		a.load(offArgLow(0))

@@ -161,13 +161,13 @@ func calls() []call {
 func TestBuildVM(t *testing.T) {
 	for _, arch := range archs {
 		auditArch := tables[arch].auditArch
-		for _, mode := range []Network{NetworkNone, NetworkNotify, NetworkDeny} {
+		for _, mode := range []Network{NetworkUnfiltered, NetworkNotify, NetworkDeny} {
 			prog, err := Build(Rules{BlockTerminalInjection: true, Network: mode}, arch)
 			if err != nil {
 				t.Fatalf("Build(%s, %s): %v", arch, mode, err)
 			}
 			for _, c := range calls() {
-				want := map[Network]uint32{NetworkNone: c.none, NetworkNotify: c.notify, NetworkDeny: c.deny}[mode]
+				want := map[Network]uint32{NetworkUnfiltered: c.none, NetworkNotify: c.notify, NetworkDeny: c.deny}[mode]
 				got := run(t, prog, seccompData(auditArch, mustNr(t, arch, c.name), c.args...))
 				if got != want {
 					t.Errorf("%s/%s: %s(%#x) = %s, want %s", arch, mode, c.name, c.args, retName(got), retName(want))
@@ -193,7 +193,7 @@ func TestNoTerminalInjectionRule(t *testing.T) {
 func TestWrongArch(t *testing.T) {
 	for _, arch := range archs {
 		other := map[Arch]uint32{ArchAMD64: auditArchAArch64, ArchARM64: auditArchX86_64}[arch]
-		for _, mode := range []Network{NetworkNone, NetworkNotify, NetworkDeny} {
+		for _, mode := range []Network{NetworkUnfiltered, NetworkNotify, NetworkDeny} {
 			for _, bti := range []bool{false, true} {
 				prog, err := Build(Rules{BlockTerminalInjection: bti, Network: mode}, arch)
 				if err != nil {
@@ -212,7 +212,7 @@ func TestWrongArch(t *testing.T) {
 }
 
 func TestX32(t *testing.T) {
-	for _, mode := range []Network{NetworkNone, NetworkNotify, NetworkDeny} {
+	for _, mode := range []Network{NetworkUnfiltered, NetworkNotify, NetworkDeny} {
 		prog, err := Build(Rules{BlockTerminalInjection: true, Network: mode}, ArchAMD64)
 		if err != nil {
 			t.Fatal(err)
