@@ -31,13 +31,3 @@ func BenchmarkPrepare(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkAppendEvent measures the event-log write every launch makes.
-func BenchmarkAppendEvent(b *testing.B) {
-	dir := b.TempDir()
-	for i := 0; i < b.N; i++ {
-		if err := AppendEvent(dir, Event{Event: "applied", Profile: "workspace"}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -3,6 +3,7 @@
 package launcher
 
 import (
+	"grok-sandbox/launcher/eventlog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -138,7 +139,7 @@ func handOverSelf(target int) error {
 // cannot be opened the supervisor records nothing; the launch goes on (the
 // warning was given when the launch was logged).
 func handOverEventLog(target int, grokHome string) error {
-	f, err := openEventLog(grokHome)
+	f, err := eventlog.Open(grokHome)
 	if err != nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -521,7 +522,7 @@ type violations struct {
 	mu      sync.Mutex
 	last    map[string]time.Time
 	logged  int
-	queue   chan Event
+	queue   chan eventlog.Event
 	written chan struct{}
 }
 
@@ -531,12 +532,12 @@ const maxViolations = 100
 // opened before the sandbox started (-1: there is none, nothing is logged).
 func newViolations(profile, backend string, events int, arch seccomp.Arch) *violations {
 	v := &violations{profile: profile, backend: backend, arch: arch, last: map[string]time.Time{},
-		queue: make(chan Event, 16), written: make(chan struct{})}
+		queue: make(chan eventlog.Event, 16), written: make(chan struct{})}
 	go func() {
 		defer close(v.written)
 		for ev := range v.queue {
 			if events >= 0 {
-				_ = appendEventFD(events, ev)
+				_ = eventlog.AppendFD(events, ev)
 			}
 		}
 	}()
@@ -548,7 +549,7 @@ func (v *violations) flush() {
 	close(v.queue)
 	select {
 	case <-v.written:
-	case <-time.After(2 * lockWait):
+	case <-time.After(2 * eventlog.LockWait):
 	}
 }
 
@@ -571,8 +572,8 @@ func (v *violations) record(n seccomp.Notification) {
 	if name == "socket" || name == "socketpair" {
 		what = fmt.Sprintf("%s(family %d, type %d)", name, n.Args[0], n.Args[1]&0xf)
 	}
-	ev := Event{
-		Time:    now.UTC().Format(time.RFC3339Nano),
+	ev := eventlog.Event{
+		Time:    eventlog.Now(),
 		Event:   "violation",
 		Profile: v.profile,
 		Backend: v.backend,

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"os"
 	"runtime"
 	"syscall"
@@ -58,7 +59,7 @@ func runLandlock(plan *Plan, path string) error {
 		return refuse("cannot make the supervisor non-dumpable: %v", err)
 	}
 	events := -1
-	if f, err := openEventLog(plan.Env.GrokHome); err == nil {
+	if f, err := eventlog.Open(plan.Env.GrokHome); err == nil {
 		events = int(f.Fd())
 		defer f.Close()
 	} else if plan.stderr != nil {

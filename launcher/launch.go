@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"io"
 	"io/fs"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/envpolicy"
@@ -305,7 +305,7 @@ func Run(inv Invocation) error {
 		return err
 	}
 	if plan.Degraded != "" {
-		ev := newEvent("degraded", plan.Degraded)
+		ev := eventlog.New("degraded", plan.Degraded)
 		ev.Backend = plan.Backend
 		plan.log(ev)
 	}
@@ -446,10 +446,10 @@ func warn(w io.Writer, plan *Plan) {
 	}
 }
 
-func (plan *Plan) appliedEvent(command []string) Event {
+func (plan *Plan) appliedEvent(command []string) eventlog.Event {
 	p := plan.Policy
-	ev := Event{
-		Time:      time.Now().UTC().Format(time.RFC3339Nano),
+	ev := eventlog.Event{
+		Time:      eventlog.Now(),
 		Event:     "applied",
 		Profile:   p.Profile,
 		Source:    p.Source,
@@ -468,19 +468,15 @@ func (plan *Plan) appliedEvent(command []string) Event {
 	return ev
 }
 
-func newEvent(kind, message string) Event {
-	return Event{Time: time.Now().UTC().Format(time.RFC3339Nano), Event: kind, Message: message}
-}
+func refusedEvent(err error) eventlog.Event { return eventlog.New("refused", err.Error()) }
 
-func refusedEvent(err error) Event { return newEvent("refused", err.Error()) }
-
-func (plan *Plan) log(ev Event) {
+func (plan *Plan) log(ev eventlog.Event) {
 	if ev.Profile == "" {
 		ev.Profile = plan.Policy.Profile
 		ev.Source = plan.Policy.Source
 		ev.Workspace = plan.Policy.Workspace
 	}
-	if err := AppendEvent(plan.Env.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
+	if err := eventlog.Append(plan.Env.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
 		plan.logWarned = true
 		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
@@ -497,7 +493,7 @@ func logRefusal(inv Invocation, err error) {
 	ev.Profile = inv.Profile
 	ev.Workspace = env.Workspace
 	ev.Command = commandName(inv.Command)
-	if err := AppendEvent(env.GrokHome, ev); err != nil {
+	if err := eventlog.Append(env.GrokHome, ev); err != nil {
 		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
 }

@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -446,8 +447,8 @@ func (pr *protector) controlFiles(env Env) error {
 	for _, f := range []struct{ name, why string }{
 		{"sandbox.toml", "global profiles: a later launch's policy"},
 		{"config.toml", "general config: a later launch's default profile and environment"},
-		{eventLogName, "event log: written only by grok-sandbox, through a descriptor"},
-		{eventLogName + ".1", "rotated event log"},
+		{eventlog.Name, "event log: written only by grok-sandbox, through a descriptor"},
+		{eventlog.Name + ".1", "rotated event log"},
 	} {
 		path := filepath.Join(env.GrokHome, f.name)
 		if err := ensureReal(path, false); err != nil {

@@ -1,4 +1,9 @@
-package launcher
+// Package eventlog writes GROK_HOME/sandbox-events.jsonl: one JSON object a
+// line, mode 0600, bounded in size, safe under concurrent launches. Opening
+// it never blocks and never follows a link, and its lock is waited for a
+// bounded time, so nothing a sandbox plants at its path (a FIFO, a link, a
+// held lock) can hang a launch or send a line elsewhere.
+package eventlog
 
 import (
 	"encoding/json"
@@ -23,20 +28,20 @@ type Event struct {
 }
 
 const (
-	eventLogName = "sandbox-events.jsonl"
-	// MaxEventLog bounds the log: past it, the file is moved to
+	Name = "sandbox-events.jsonl"
+	// Max bounds the log: past it, the file is moved to
 	// sandbox-events.jsonl.1 (replacing the previous one), so at most about
 	// twice this much is kept.
-	MaxEventLog = 1 << 20
+	Max = 1 << 20
 )
 
-// openEventLog opens (creating, mode 0600) the event log for appending. It
+// Open opens (creating, mode 0600) the event log for appending. It
 // never blocks and never follows a link: a FIFO, a device, a directory or a
 // symlink planted at the path, or a file with another owner or a second
 // name (a hard link to something else), is an error, not a hang or a write
 // elsewhere.
-func openEventLog(grokHome string) (*os.File, error) {
-	path := filepath.Join(grokHome, eventLogName)
+func Open(grokHome string) (*os.File, error) {
+	path := filepath.Join(grokHome, Name)
 	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open %s: %v", path, err)
@@ -65,18 +70,18 @@ func openEventLog(grokHome string) (*os.File, error) {
 	return f, nil
 }
 
-// AppendEvent adds ev to the event log in GROK_HOME. The file is created
+// Append adds ev to the event log in GROK_HOME. The file is created
 // with mode 0600 and written with one O_APPEND write per line under an
 // exclusive lock, so that concurrent launches never interleave or lose a
 // line, and rotation never races an append.
-func AppendEvent(grokHome string, ev Event) error {
+func Append(grokHome string, ev Event) error {
 	line, err := eventLine(ev)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(grokHome, eventLogName)
+	path := filepath.Join(grokHome, Name)
 	for attempt := 0; attempt < 3; attempt++ {
-		f, err := openEventLog(grokHome)
+		f, err := Open(grokHome)
 		if err != nil {
 			return err
 		}
@@ -92,7 +97,7 @@ func AppendEvent(grokHome string, ev Event) error {
 			f.Close()
 			continue
 		}
-		if fi.Size()+int64(len(line)) > MaxEventLog && fi.Size() > 0 {
+		if fi.Size()+int64(len(line)) > Max && fi.Size() > 0 {
 			// Rename replaces the rotation file's name, never writes
 			// through it: a link planted there is replaced, not followed.
 			if err := os.Rename(path, path+".1"); err != nil {
@@ -109,26 +114,32 @@ func AppendEvent(grokHome string, ev Event) error {
 	return nil
 }
 
-// lockWait bounds how long a launch or the supervisor waits for the event
+// LockWait bounds how long a launch or the supervisor waits for the event
 // log's lock. Anyone who can read the log can hold its lock (a read-only
 // descriptor is enough for flock): waiting forever would let a sandboxed
 // process hang every later launch, or the supervisor and with it the
 // command.
-const lockWait = 500 * time.Millisecond
+const LockWait = 500 * time.Millisecond
 
 func lockBounded(fd int) error {
-	deadline := time.Now().Add(lockWait)
+	deadline := time.Now().Add(LockWait)
 	for {
 		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		if err != unix.EWOULDBLOCK && err != unix.EINTR {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the event log is locked by another process (for over %v); event not written", lockWait)
+			return fmt.Errorf("the event log is locked by another process (for over %v); event not written", LockWait)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Now is the time as every event records it.
+func Now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// New is an event of kind with message, stamped now.
+func New(kind, message string) Event { return Event{Time: Now(), Event: kind, Message: message} }
 
 func eventLine(ev Event) ([]byte, error) {
 	line, err := json.Marshal(ev)

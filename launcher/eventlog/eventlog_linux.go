@@ -1,11 +1,11 @@
-package launcher
+package eventlog
 
 import "golang.org/x/sys/unix"
 
-// appendEventFD adds ev through a descriptor opened by openEventLog before
+// AppendFD adds ev through a descriptor opened by Open before
 // the sandbox started (the supervisor's, inside a sandbox where the log is
 // read-only). A rotation meanwhile sends the line to the rotated file.
-func appendEventFD(fd int, ev Event) error {
+func AppendFD(fd int, ev Event) error {
 	line, err := eventLine(ev)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package launcher
+package eventlog
 
 import (
 	"bufio"
@@ -23,14 +23,14 @@ func TestAppendEventConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
 				ev := Event{Event: "applied", Profile: "workspace", Message: fmt.Sprintf("w%d-%d %s", w, i, strings.Repeat("x", 300))}
-				if err := AppendEvent(dir, ev); err != nil {
+				if err := Append(dir, ev); err != nil {
 					t.Error(err)
 				}
 			}
 		}(w)
 	}
 	wg.Wait()
-	path := filepath.Join(dir, eventLogName)
+	path := filepath.Join(dir, Name)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)
@@ -51,26 +51,26 @@ func TestAppendEventConcurrent(t *testing.T) {
 	}
 }
 
-// The log never grows without bound: past MaxEventLog it moves to .1, and
+// The log never grows without bound: past Max it moves to .1, and
 // the two files together stay near twice the bound.
 func TestAppendEventRotates(t *testing.T) {
 	dir := t.TempDir()
 	big := strings.Repeat("y", 4000)
-	for i := 0; i < 2*MaxEventLog/4000+50; i++ {
-		if err := AppendEvent(dir, Event{Event: "applied", Message: big}); err != nil {
+	for i := 0; i < 2*Max/4000+50; i++ {
+		if err := Append(dir, Event{Event: "applied", Message: big}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cur, err := os.Stat(filepath.Join(dir, eventLogName))
+	cur, err := os.Stat(filepath.Join(dir, Name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := os.Stat(filepath.Join(dir, eventLogName+".1"))
+	old, err := os.Stat(filepath.Join(dir, Name+".1"))
 	if err != nil {
 		t.Fatal("no rotated file:", err)
 	}
-	if cur.Size() > MaxEventLog || old.Size() > MaxEventLog {
-		t.Errorf("sizes %d and %d exceed %d", cur.Size(), old.Size(), MaxEventLog)
+	if cur.Size() > Max || old.Size() > Max {
+		t.Errorf("sizes %d and %d exceed %d", cur.Size(), old.Size(), Max)
 	}
 }
 
@@ -78,10 +78,10 @@ func TestAppendEventRotates(t *testing.T) {
 func TestAppendEventRefusesSymlink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "elsewhere")
-	if err := os.Symlink(target, filepath.Join(dir, eventLogName)); err != nil {
+	if err := os.Symlink(target, filepath.Join(dir, Name)); err != nil {
 		t.Fatal(err)
 	}
-	if err := AppendEvent(dir, Event{Event: "applied"}); err == nil {
+	if err := Append(dir, Event{Event: "applied"}); err == nil {
 		t.Error("appended through a symlink")
 	}
 	if _, err := os.Stat(target); err == nil {
@@ -102,4 +102,14 @@ func readLines(t *testing.T, path string) []string {
 		out = append(out, sc.Text())
 	}
 	return out
+}
+
+// BenchmarkAppend measures the event-log write every launch makes.
+func BenchmarkAppend(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		if err := Append(dir, Event{Event: "applied", Profile: "workspace"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
