@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/sandboxinit"
 )
 
 func main() {
@@ -23,8 +24,8 @@ func main() {
 func run(args []string) int {
 	// grok-sandbox's own stage inside the sandbox: its arguments after
 	// "--" are the wrapped command's and must never meet a flag parser.
-	if len(args) > 1 && args[1] == launcher.InitCommand {
-		return launcher.RunInit(args[2:])
+	if len(args) > 1 && args[1] == sandboxinit.Command {
+		return sandboxinit.Run(args[2:])
 	}
 	app := newApp()
 	if err := app.Run(args); err != nil {

@@ -3,6 +3,7 @@ package launcher
 import (
 	"encoding/json"
 	"fmt"
+	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"sort"
 	"strconv"
@@ -55,10 +56,10 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		// as an object, the environment's values left out.)
 		fds := map[string]any{}
 		if plan.Seccomp != nil {
-			fds[strconv.Itoa(fdSeccomp)] = plan.Seccomp
+			fds[strconv.Itoa(sandboxinit.FDSeccomp)] = plan.Seccomp
 		}
 		if plan.Init != nil {
-			fds[strconv.Itoa(fdInit)] = plan.InitShown
+			fds[strconv.Itoa(sandboxinit.FDInit)] = plan.InitShown
 		}
 		if len(fds) > 0 {
 			doc["fds"] = fds

@@ -4,7 +4,7 @@ package launcher
 
 import (
 	"grok-sandbox/launcher/eventlog"
-	"os"
+	"grok-sandbox/launcher/sandboxinit"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -72,27 +72,8 @@ func memFile(name string, data []byte) (int, error) {
 // the sandbox; handOver then clears the flag on exactly the descriptors
 // bwrap needs.
 func closeInherited() error {
-	if err := closeFrom(3); err != nil {
+	if err := sandboxinit.CloseFrom(3); err != nil {
 		return refuse("cannot close inherited descriptors: %v", err)
-	}
-	return nil
-}
-
-// closeFrom marks every descriptor from first up close-on-exec.
-func closeFrom(first int) error {
-	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	if err == nil {
-		return nil
-	}
-	// Kernels before 5.11: walk the open descriptors.
-	ents, rerr := os.ReadDir("/proc/self/fd")
-	if rerr != nil {
-		return err
-	}
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
-			unix.CloseOnExec(fd)
-		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package launcher
 import (
 	"fmt"
 	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"runtime"
 	"syscall"
@@ -33,7 +34,7 @@ func runLandlock(plan *Plan, path string) error {
 		return err
 	}
 	restrict := func() error {
-		if err := dropAllCapabilities(); err != nil {
+		if err := sandboxinit.DropAllCapabilities(); err != nil {
 			return err
 		}
 		if err := plan.Landlock.Apply(); err != nil {
@@ -42,16 +43,16 @@ func runLandlock(plan *Plan, path string) error {
 		return seccomp.Install(prog)
 	}
 	runtime.LockOSThread()
-	cfg := &initConfig{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
+	cfg := &sandboxinit.Config{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
 	if cfg.Network != seccomp.NetworkNotify {
 		if err := restrict(); err != nil {
 			return refuse("%v", err)
 		}
-		if err := verifyThreadCaps(1, os.Geteuid() == 0); err != nil {
+		if err := sandboxinit.VerifyThread(1, os.Geteuid() == 0); err != nil {
 			return refuse("%v; refusing to start the command", err)
 		}
 		err := syscall.Exec(path, plan.Argv, plan.Environ.Env)
-		return &ExitError{Code: notFound(plan.Argv[0], err)}
+		return &ExitError{Code: sandboxinit.NotFound(plan.Argv[0], err)}
 	}
 	// The supervisor stays on the host, outside any namespace: nothing the
 	// command starts may open its memory.
@@ -65,6 +66,6 @@ func runLandlock(plan *Plan, path string) error {
 	} else if plan.stderr != nil {
 		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", Printable(err.Error()))
 	}
-	code := superviseCommand(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
+	code := sandboxinit.Supervise(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
 	return &ExitError{Code: code}
 }

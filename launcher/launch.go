@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"io/fs"
 	"os"
@@ -24,9 +25,9 @@ import (
 // Exit statuses of grok-sandbox itself (SPEC §1); a command that runs passes
 // its own status through exec.
 const (
-	ExitRefused       = 125
-	ExitNotExecutable = 126
-	ExitNotFound      = 127
+	ExitRefused       = sandboxinit.ExitRefused
+	ExitNotExecutable = sandboxinit.ExitNotExecutable
+	ExitNotFound      = sandboxinit.ExitNotFound
 )
 
 // ExitError carries the status grok-sandbox exits with and its one line.
@@ -77,11 +78,11 @@ type Plan struct {
 	// apart.
 	Launch *argv.Launch
 	// Seccomp and Init are the contents of the descriptors bwrap gets
-	// (fdSeccomp, fdInit); nil when not used.
+	// (sandboxinit.FDSeccomp, sandboxinit.FDInit); nil when not used.
 	Seccomp []byte
 	Init    []byte
 	// InitShown is the init config as print shows it (no values).
-	InitShown initConfig
+	InitShown sandboxinit.Config
 	// Seatbelt is the rendered profile on the darwin target.
 	Seatbelt *sbpl.Policy
 	// Bwrap is what was found of bubblewrap on a Linux host.
@@ -207,7 +208,7 @@ func (plan *Plan) Render(command []string, path string) error {
 		if err != nil {
 			return err
 		}
-		plan.InitShown = cfg.shown()
+		plan.InitShown = cfg.Shown()
 		prog, err := buildProgram(baseRules(p))
 		if err != nil {
 			return err
@@ -351,16 +352,16 @@ func (plan *Plan) execBwrap() error {
 	}
 	// The fixed descriptors first, so that the --args one cannot be given
 	// one of their numbers.
-	if err := handOver(fdSeccomp, plan.Seccomp); err != nil {
+	if err := handOver(sandboxinit.FDSeccomp, plan.Seccomp); err != nil {
 		return err
 	}
-	if err := handOver(fdInit, plan.Init); err != nil {
+	if err := handOver(sandboxinit.FDInit, plan.Init); err != nil {
 		return err
 	}
-	if err := handOverSelf(fdSelf); err != nil {
+	if err := handOverSelf(sandboxinit.FDSelf); err != nil {
 		return err
 	}
-	if err := handOverEventLog(fdEvents, plan.Env.GrokHome); err != nil {
+	if err := handOverEventLog(sandboxinit.FDEvents, plan.Env.GrokHome); err != nil {
 		return err
 	}
 	if err := handOverEmpty(l.MaskFDs); err != nil {

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"os"
 	"strings"
@@ -65,7 +66,7 @@ func initProfile() (string, bool) {
 		return "", false
 	}
 	f := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
-	if len(f) < 4 || f[1] != InitCommand {
+	if len(f) < 4 || f[1] != sandboxinit.Command {
 		return "", false
 	}
 	return f[3], true

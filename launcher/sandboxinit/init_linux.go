@@ -1,4 +1,4 @@
-package launcher
+package sandboxinit
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ import (
 	"grok-sandbox/launcher/seccomp"
 )
 
-// RunInit is grok-sandbox's own stage inside the sandbox: bwrap execs it as
+// Run is grok-sandbox's own stage inside the sandbox: bwrap execs it as
 // "/proc/self/fd/12 __sandbox-init FD PROFILE [--masked]", as pid 1 of the
 // sandbox's pid namespace, carrying the base seccomp filter. It reads its
 // config (the command among it) from FD, then:
@@ -40,7 +40,7 @@ import (
 //     extra filter when its children must lose the network (and then
 //     answers that filter's notifications), reaps every orphan as pid 1
 //     must, and exits with the command's status.
-func RunInit(args []string) int {
+func Run(args []string) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
@@ -49,7 +49,7 @@ func RunInit(args []string) int {
 		return fail("cannot make the init stage non-dumpable: %v", err)
 	}
 	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
-		return fail("usage: %s FD PROFILE [--masked]", InitCommand)
+		return fail("usage: %s FD PROFILE [--masked]", Command)
 	}
 	fd, err := strconv.Atoi(args[0])
 	if err != nil {
@@ -61,7 +61,7 @@ func RunInit(args []string) int {
 	if err != nil {
 		return fail("reading the config: %v", err)
 	}
-	var cfg initConfig
+	var cfg Config
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fail("bad config: %v", err)
 	}
@@ -83,7 +83,7 @@ func RunInit(args []string) int {
 		if _, err := unix.Seek(fd, 0, 0); err != nil {
 			return fail("rewinding the config: %v", err)
 		}
-		argv := []string{"grok-sandbox", InitCommand, args[0], args[1], "--masked"}
+		argv := []string{"grok-sandbox", Command, args[0], args[1], "--masked"}
 		err := syscall.Exec("/proc/self/exe", argv, []string{})
 		return fail("re-exec after masking: %v", err)
 	}
@@ -95,7 +95,7 @@ func RunInit(args []string) int {
 			return fail("cannot enter %s: %v", cfg.Dir, err)
 		}
 	}
-	if err := dropAllCapabilities(); err != nil {
+	if err := DropAllCapabilities(); err != nil {
 		return fail("%v", err)
 	}
 	if err := verifyThread(cfg.Check.Filters); err != nil {
@@ -106,14 +106,14 @@ func RunInit(args []string) int {
 	}
 	// Nothing of grok-sandbox's reaches the command: the descriptors bwrap
 	// left (the executable, the event log) stay here only.
-	if err := closeFrom(3); err != nil {
+	if err := CloseFrom(3); err != nil {
 		return fail("cannot close the launcher's descriptors: %v", err)
 	}
 	events := -1
-	if _, err := unix.FcntlInt(uintptr(fdEvents), unix.F_GETFD, 0); err == nil {
-		events = fdEvents
+	if _, err := unix.FcntlInt(uintptr(FDEvents), unix.F_GETFD, 0); err == nil {
+		events = FDEvents
 	}
-	return superviseCommand(&cfg, BackendBwrap, events, nil, cfg.Check.Filters, cfg.Env, true)
+	return Supervise(&cfg, "bwrap", events, nil, cfg.Check.Filters, cfg.Env, true)
 }
 
 // readFD reads fd to EOF without wrapping it in an os.File, whose finalizer
@@ -235,10 +235,10 @@ func dropCapabilities() error {
 	return nil
 }
 
-// dropAllCapabilities drops every capability the calling thread holds (as
+// DropAllCapabilities drops every capability the calling thread holds (as
 // root: all of them) and sets no_new_privs; with none held there is nothing
 // to drop.
-func dropAllCapabilities() error {
+func DropAllCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
@@ -260,10 +260,12 @@ func dropAllCapabilities() error {
 // permitted capability it grants nothing, so it is checked only inside the
 // sandbox (bwrap drops it) and for root.
 func verifyThread(filters int) error {
-	return verifyThreadCaps(filters, true)
+	return VerifyThread(filters, true)
 }
 
-func verifyThreadCaps(filters int, bounding bool) error {
+// VerifyThread is verifyThread with the bounding set checked only when
+// bounding is set.
+func VerifyThread(filters int, bounding bool) error {
 	data, err := os.ReadFile("/proc/thread-self/status")
 	if err != nil {
 		return fmt.Errorf("cannot read /proc/thread-self/status to check the sandbox: %v", err)
@@ -310,7 +312,7 @@ func verifyThreadCaps(filters int, bounding bool) error {
 
 // verifyPaths checks that every masked path is unreadable and read-only and
 // every protected path read-only, as the kernel sees them now.
-func verifyPaths(c layerCheck) error {
+func verifyPaths(c LayerCheck) error {
 	for _, path := range c.ReadOnly {
 		if err := readOnlyMount(path); err != nil {
 			return err
@@ -342,7 +344,7 @@ func readOnlyMount(path string) error {
 	return nil
 }
 
-// superviseCommand starts the command as a child, from a locked thread that
+// Supervise starts the command as a child, from a locked thread that
 // first runs restrict (Landlock, for that backend), installs base (when not
 // nil: the Landlock backend has no bwrap to install it) and, under
 // restrict_network, a filter whose network syscalls notify this process. It
@@ -350,7 +352,7 @@ func readOnlyMount(path string) error {
 // command's own threads, EACCES for every other process) until the command
 // exits, reaps every other child meanwhile when reaper is set (pid 1), and
 // returns the command's status (128+N for a signal, as shells do).
-func superviseCommand(cfg *initConfig, backend string, events int, restrict func() error, filters int, env []string, reaper bool) int {
+func Supervise(cfg *Config, backend string, events int, restrict func() error, filters int, env []string, reaper bool) int {
 	arch, err := seccomp.HostArch()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
@@ -407,7 +409,7 @@ func superviseCommand(cfg *initConfig, backend string, events int, restrict func
 			}
 			want++
 		}
-		if err := verifyThreadCaps(want, reaper || os.Geteuid() == 0); err != nil {
+		if err := VerifyThread(want, reaper || os.Geteuid() == 0); err != nil {
 			ch <- started{err: fmt.Errorf("%v; refusing to start the command", err), refused: true}
 			return
 		}
@@ -421,7 +423,7 @@ func superviseCommand(cfg *initConfig, backend string, events int, restrict func
 		return ExitRefused
 	}
 	if st.err != nil {
-		return notFound(cfg.Args[0], st.err)
+		return NotFound(cfg.Args[0], st.err)
 	}
 	pid := st.cmd.Process.Pid
 	stop := make(chan struct{})
@@ -502,7 +504,7 @@ func siginfoPid(info *unix.Siginfo) int {
 	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), 16)))
 }
 
-func notFound(name string, err error) int {
+func NotFound(name string, err error) int {
 	fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", name, err)
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 		return ExitNotFound
@@ -584,4 +586,23 @@ func (v *violations) record(n seccomp.Notification) {
 	case v.queue <- ev:
 	default:
 	}
+}
+
+// CloseFrom marks every descriptor from first up close-on-exec.
+func CloseFrom(first int) error {
+	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	// Kernels before 5.11: walk the open descriptors.
+	ents, rerr := os.ReadDir("/proc/self/fd")
+	if rerr != nil {
+		return err
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
 }

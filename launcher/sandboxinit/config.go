@@ -1,0 +1,101 @@
+// Package sandboxinit is everything that runs inside a grok-sandbox
+// sandbox: the init stage bwrap execs as pid 1 (Run), and the supervisor
+// that starts the command under its filter, answers the child-network
+// filter's notifications and reaps (Supervise, which the Landlock backend
+// runs on the host too). It reads its Config from a descriptor, checks
+// every layer it was asked for against the kernel before the command
+// starts, and fails closed otherwise.
+package sandboxinit
+
+import (
+	"strings"
+
+	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/seccomp"
+)
+
+// Exit statuses of grok-sandbox itself (SPEC §1); a command that runs passes
+// its own status through.
+const (
+	ExitRefused       = 125
+	ExitNotExecutable = 126
+	ExitNotFound      = 127
+)
+
+// Command is the hidden first argument that runs grok-sandbox's own stage
+// inside the sandbox (see Run).
+const Command = "__sandbox-init"
+
+// The descriptors a launch hands to bwrap (and through it to the init
+// stage). Fixed numbers keep print's output identical to what run execs.
+const (
+	// FDSeccomp holds the base filter; bwrap reads and closes it.
+	FDSeccomp = 10
+	// FDInit holds the init stage's config.
+	FDInit = 11
+	// FDSelf is grok-sandbox's own executable, opened by the launcher
+	// from /proc/self/exe: bwrap execs /proc/self/fd/12, so the init stage
+	// is the very binary that was launched, wherever it lives and whatever
+	// the profile shows, and nobody can swap it on the way.
+	FDSelf = 12
+	// FDEvents is the event log, opened before the sandbox starts, for the
+	// violations the supervisor records.
+	FDEvents = 13
+	// FDMaskBase is the first of one /dev/null descriptor per file mask
+	// that bwrap makes (--ro-bind-data copies it).
+	FDMaskBase = 20
+)
+
+// Config is what the init stage reads from FDInit: the command and
+// every layer it must find in force before it starts it.
+type Config struct {
+	Profile string `json:"profile"`
+	// Path is the command's executable, resolved once on the host; Args
+	// its argv, Args[0] as the user wrote it.
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	// Env is the command's environment, after the shell environment
+	// policy. It travels here, not through bwrap's environment: bwrap and
+	// the init stage run with an empty one, so nothing a config file sets
+	// (LD_PRELOAD, say) reaches a program that runs outside the sandbox.
+	Env []string `json:"env"`
+	// Dir is the directory the command starts in. bwrap enters it before
+	// the init stage mounts its masks, so the init stage enters it again
+	// by path after mounting: a mask over the directory (or above it) then
+	// applies to the command's working directory too.
+	Dir string `json:"dir"`
+	// Network is the rule of the command's own filter, on top of the base
+	// filter bwrap installed.
+	Network seccomp.Network `json:"network"`
+	// Masks the init stage mounts (when bwrap has no room for them).
+	Masks []policy.Mask `json:"init_masks,omitempty"`
+	// Check is what the init stage verifies before the command starts.
+	Check LayerCheck `json:"check"`
+}
+
+// LayerCheck is what must be in force inside the sandbox, read back from
+// the kernel before the command starts: a launch that lost a layer on the
+// way (an option bwrap never parsed, a mount that did not happen) is refused
+// instead of run.
+type LayerCheck struct {
+	// Filters is how many seccomp filters the init stage must carry
+	// (bwrap's base filter).
+	Filters int `json:"filters"`
+	// Masked are paths that must be unreadable (mode 0000) and read-only.
+	Masked []string `json:"masked,omitempty"`
+	// ReadOnly are paths that must be on read-only mounts: the protected
+	// paths and the kernel interfaces.
+	ReadOnly []string `json:"read_only,omitempty"`
+}
+
+// Shown is the config as print shows it: the environment's names only,
+// since values can be secrets.
+func (cfg Config) Shown() Config {
+	env := make([]string, len(cfg.Env))
+	for i, kv := range cfg.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		env[i] = k + "=(value not shown)"
+	}
+	cfg.Env = env
+	return cfg
+}
