@@ -40,15 +40,17 @@ func run(args []string) int {
 func newApp() *cli.App {
 	profile := &cli.StringFlag{Name: "profile", Aliases: []string{"sandbox"}, Usage: "the sandbox profile (default: $GROK_SANDBOX, then [sandbox] profile in config.toml, then off)"}
 	workspace := &cli.StringFlag{Name: "workspace", Usage: "the workspace directory (default: the current directory)"}
-	targetFlag := &cli.StringFlag{Name: "target", Value: runtime.GOOS, Usage: "render for `linux` or `darwin`"}
-	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "one JSON document, for tools"}
-	isolate := &cli.BoolFlag{Name: "isolate-network", Usage: "no network for the wrapped command either"}
+	targetFlag := &cli.StringFlag{Name: "target", Value: runtime.GOOS, Usage: "the platform to render for: linux or darwin"}
+	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "one JSON document, for tools", DisableDefaultText: true}
+	isolate := &cli.BoolFlag{Name: "isolate-network", Usage: "no network for the wrapped command either", DisableDefaultText: true}
 
 	// Only --version: -v is run's --verbose.
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision"}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision", DisableDefaultText: true}
+	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show help", DisableDefaultText: true}
 	app := &cli.App{
 		Name:                      "grok-sandbox",
 		Usage:                     "run a command inside an OS sandbox chosen by a named profile",
+		Description:               helpText,
 		Version:                   version(),
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
@@ -56,10 +58,11 @@ func newApp() *cli.App {
 		ExitErrHandler:            func(*cli.Context, error) {},
 		Commands: []*cli.Command{
 			{
-				Name:      "run",
-				Usage:     "run COMMAND inside the sandbox (exec: no resident parent)",
-				ArgsUsage: "[--] COMMAND [ARG...]",
-				Flags:     []cli.Flag{profile, workspace, isolate, &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say which profile and backend are used"}},
+				Name:        "run",
+				Usage:       "run COMMAND inside the sandbox",
+				Description: helpText,
+				ArgsUsage:   "[--] COMMAND [ARG...]",
+				Flags:       []cli.Flag{profile, workspace, isolate, &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say which profile and backend are used", DisableDefaultText: true}},
 				Action: func(c *cli.Context) error {
 					inv := invocation(c, runtime.GOOS)
 					inv.Verbose = c.Bool("verbose")
@@ -119,6 +122,15 @@ func newApp() *cli.App {
 					return launcher.Status(c.App.Writer, c.Bool("json"))
 				},
 			},
+			{
+				Name:      "completion",
+				Usage:     "print a shell completion script: bash, zsh or fish",
+				ArgsUsage: "bash|zsh|fish",
+				Action: func(c *cli.Context) error {
+					return completion(c)
+				},
+			},
+			manCommand(),
 			{
 				Name:  "check",
 				Usage: "validate every config file; non-zero exit on any error",

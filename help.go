@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"grok-sandbox/launcher"
+)
+
+// helpText is the long help of grok-sandbox and of run: what a user needs
+// at the terminal without the README.
+const helpText = `Profiles: off (none), workspace, devbox, read-only, strict, and custom ones
+(grok-sandbox profiles lists them; grok-sandbox explain --profile NAME says
+what one allows).
+
+The profile is the first of: --profile NAME (or --sandbox), $GROK_SANDBOX,
+[sandbox] profile in GROK_HOME/config.toml, off.
+
+Environment:
+  GROK_SANDBOX   the profile when --profile is not given
+  GROK_HOME      grok-sandbox's home (default ~/.grok)
+
+Files:
+  GROK_HOME/sandbox.toml          global profiles
+  WORKSPACE/.grok/sandbox.toml    project profiles (can only add names)
+  GROK_HOME/config.toml           [sandbox] profile, [shell_environment_policy]
+  GROK_HOME/sandbox-events.jsonl  the event log
+
+Exit status: the command's own; 125 grok-sandbox refused or failed before
+the command started; 126 the command cannot be executed; 127 not found.
+
+Examples:
+  grok-sandbox run --profile strict -- grok
+  alias grok='grok-sandbox run --profile workspace -- grok'`
+
+// completion prints a completion script for the shell named by the one
+// argument. The scripts are static: grok-sandbox never reads its own
+// completion flag from a command line, so a wrapped command's arguments can
+// never be taken for it.
+func completion(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: errors.New("completion: name one shell: bash, zsh or fish (e.g. grok-sandbox completion bash > /etc/bash_completion.d/grok-sandbox)")}
+	}
+	script, ok := completionScripts[c.Args().First()]
+	if !ok {
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("completion: unknown shell %q: use bash, zsh or fish", launcher.Printable(c.Args().First()))}
+	}
+	_, err := fmt.Fprint(c.App.Writer, script)
+	return err
+}
+
+var completionScripts = map[string]string{
+	"bash": `# grok-sandbox completion for bash: source it, or put it in
+# /etc/bash_completion.d/ (or ~/.local/share/bash-completion/completions/).
+_grok_sandbox() {
+  local cur prev verbs i
+  cur=${COMP_WORDS[COMP_CWORD]}
+  prev=${COMP_WORDS[COMP_CWORD-1]}
+  verbs="run print explain profiles doctor status check completion"
+  # After "--" (or the command) the words are the wrapped command's.
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
+  done
+  case $prev in
+    --profile|--sandbox)
+      COMPREPLY=($(compgen -W "$(grok-sandbox profiles 2>/dev/null | awk '{print $1}')" -- "$cur")); return ;;
+    --workspace) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --target) COMPREPLY=($(compgen -W "linux darwin" -- "$cur")); return ;;
+    completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
+  esac
+  if ((COMP_CWORD == 1)); then
+    COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --target --json --verbose --help --" -- "$cur"))
+  fi
+}
+complete -F _grok_sandbox grok-sandbox
+`,
+	"zsh": `#compdef grok-sandbox
+# grok-sandbox completion for zsh: put it in a directory of $fpath as
+# _grok-sandbox.
+_grok-sandbox() {
+  local -a verbs
+  verbs=(run print explain profiles doctor status check completion)
+  if (( CURRENT == 2 )); then
+    _describe 'command' verbs
+    return
+  fi
+  if (( ${words[(I)--]} )); then
+    _normal
+    return
+  fi
+  _arguments \
+    '(--profile --sandbox)'{--profile,--sandbox}'[the sandbox profile]:profile:(${(f)"$(grok-sandbox profiles 2>/dev/null | cut -d" " -f1)"})' \
+    '--workspace[the workspace directory]:directory:_files -/' \
+    '--isolate-network[no network for the wrapped command either]' \
+    '--target[the platform to render for]:target:(linux darwin)' \
+    '--json[one JSON document]' \
+    '--verbose[say which profile and backend are used]' \
+    '*::command:_normal'
+}
+_grok-sandbox "$@"
+`,
+	"fish": `# grok-sandbox completion for fish: put it in
+# ~/.config/fish/completions/grok-sandbox.fish.
+set -l verbs run print explain profiles doctor status check completion
+complete -c grok-sandbox -f -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
+complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
+complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l workspace -x -a "(__fish_complete_directories)" -d "the workspace directory"
+complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l isolate-network -d "no network for the wrapped command either"
+complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l target -x -a "linux darwin" -d "the platform to render for"
+complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l json -d "one JSON document"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from completion" -x -a "bash zsh fish"
+`,
+}

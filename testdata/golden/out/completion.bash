@@ -1,0 +1,25 @@
+# grok-sandbox completion for bash: source it, or put it in
+# /etc/bash_completion.d/ (or ~/.local/share/bash-completion/completions/).
+_grok_sandbox() {
+  local cur prev verbs i
+  cur=${COMP_WORDS[COMP_CWORD]}
+  prev=${COMP_WORDS[COMP_CWORD-1]}
+  verbs="run print explain profiles doctor status check completion"
+  # After "--" (or the command) the words are the wrapped command's.
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
+  done
+  case $prev in
+    --profile|--sandbox)
+      COMPREPLY=($(compgen -W "$(grok-sandbox profiles 2>/dev/null | awk '{print $1}')" -- "$cur")); return ;;
+    --workspace) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    --target) COMPREPLY=($(compgen -W "linux darwin" -- "$cur")); return ;;
+    completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
+  esac
+  if ((COMP_CWORD == 1)); then
+    COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --target --json --verbose --help --" -- "$cur"))
+  fi
+}
+complete -F _grok_sandbox grok-sandbox
