@@ -8,6 +8,7 @@ package eventlog
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -29,8 +30,8 @@ type Event struct {
 
 const (
 	Name = "sandbox-events.jsonl"
-	// Max bounds the log: past it, the file is moved to
-	// sandbox-events.jsonl.1 (replacing the previous one), so at most about
+	// Max bounds the log: past it, its contents move to
+	// sandbox-events.jsonl.1 (replacing the previous ones), so at most about
 	// twice this much is kept.
 	Max = 1 << 20
 )
@@ -47,20 +48,12 @@ func Open(grokHome string) (*os.File, error) {
 		return nil, fmt.Errorf("cannot open %s: %v", path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
+	if err := checkOwnFile(fd, path); err != nil {
+		f.Close()
+		return nil, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
-		err = fmt.Errorf("%s is not a regular file; move it away", path)
-	case st.Uid != uint32(os.Geteuid()):
-		err = fmt.Errorf("%s belongs to uid %d, not to you; move it away", path, st.Uid)
-	case st.Nlink != 1:
-		err = fmt.Errorf("%s has %d names (a hard link); move it away", path, st.Nlink)
-	}
-	if err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -74,44 +67,64 @@ func Open(grokHome string) (*os.File, error) {
 // with mode 0600 and written with one O_APPEND write per line under an
 // exclusive lock, so that concurrent launches never interleave or lose a
 // line, and rotation never races an append.
+//
+// Rotation happens in place: the log's contents are copied into the
+// rotation file and the log truncated, both keeping their inodes. Running
+// sandboxes have those very inodes bound read-only at the two paths; a
+// rename would leave them a new, writable file at the log's path.
 func Append(grokHome string, ev Event) error {
 	line, err := eventLine(ev)
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(grokHome, Name)
-	for attempt := 0; attempt < 3; attempt++ {
-		f, err := Open(grokHome)
-		if err != nil {
-			return err
-		}
-		if err := lockBounded(int(f.Fd())); err != nil {
-			f.Close()
-			return err
-		}
-		// Another launch may have rotated the file between open and lock:
-		// then this descriptor points at the old file; start over.
-		fi, err1 := f.Stat()
-		cur, err2 := os.Lstat(path)
-		if err1 != nil || err2 != nil || !os.SameFile(fi, cur) {
-			f.Close()
-			continue
-		}
-		if fi.Size()+int64(len(line)) > Max && fi.Size() > 0 {
-			// Rename replaces the rotation file's name, never writes
-			// through it: a link planted there is replaced, not followed.
-			if err := os.Rename(path, path+".1"); err != nil {
-				f.Close()
-				return err
-			}
-			f.Close()
-			continue
-		}
-		_, err = f.Write(line)
-		f.Close()
+	f, err := Open(grokHome)
+	if err != nil {
 		return err
 	}
-	return nil
+	defer f.Close()
+	if err := lockBounded(int(f.Fd())); err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size()+int64(len(line)) > Max && fi.Size() > 0 {
+		if err := rotate(f, filepath.Join(grokHome, Name+".1")); err != nil {
+			return err
+		}
+	}
+	_, err = f.Write(line)
+	return err
+}
+
+// rotate copies the log (locked by the caller) into the rotation file,
+// opened like the log (no link, no FIFO, regular, ours, one name), and
+// empties the log.
+func rotate(log *os.File, rotated string) error {
+	fd, err := unix.Open(rotated, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("cannot open %s: %v", rotated, err)
+	}
+	r := os.NewFile(uintptr(fd), rotated)
+	defer r.Close()
+	if err := checkOwnFile(fd, rotated); err != nil {
+		return err
+	}
+	if err := r.Truncate(0); err != nil {
+		return err
+	}
+	// The log is open for appending only; read it through its descriptor
+	// (the very inode, whatever its path now holds).
+	src, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", log.Fd()))
+	if err != nil {
+		return fmt.Errorf("rotating the event log: %v", err)
+	}
+	defer src.Close()
+	if _, err := io.Copy(r, src); err != nil {
+		return fmt.Errorf("rotating the event log: %v", err)
+	}
+	return log.Truncate(0)
 }
 
 // LockWait bounds how long a launch or the supervisor waits for the event
@@ -133,6 +146,24 @@ func lockBounded(fd int) error {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// checkOwnFile refuses anything at path but a regular file of ours with one
+// name: a FIFO, a device, a directory, another user's file, a hard link.
+func checkOwnFile(fd int, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return fmt.Errorf("%s is not a regular file; move it away", path)
+	case st.Uid != uint32(os.Geteuid()):
+		return fmt.Errorf("%s belongs to uid %d, not to you; move it away", path, st.Uid)
+	case st.Nlink != 1:
+		return fmt.Errorf("%s has %d names (a hard link); move it away", path, st.Nlink)
+	}
+	return nil
 }
 
 // Now is the time as every event records it.

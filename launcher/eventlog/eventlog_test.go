@@ -56,6 +56,14 @@ func TestAppendEventConcurrent(t *testing.T) {
 func TestAppendEventRotates(t *testing.T) {
 	dir := t.TempDir()
 	big := strings.Repeat("y", 4000)
+	// Both files exist first: rotation must keep their inodes, which
+	// running sandboxes have bound read-only at these paths.
+	if err := Append(dir, Event{Event: "applied"}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, Name+".1"), nil, 0o600)
+	logBefore, _ := os.Stat(filepath.Join(dir, Name))
+	rotBefore, _ := os.Stat(filepath.Join(dir, Name+".1"))
 	for i := 0; i < 2*Max/4000+50; i++ {
 		if err := Append(dir, Event{Event: "applied", Message: big}); err != nil {
 			t.Fatal(err)
@@ -71,6 +79,12 @@ func TestAppendEventRotates(t *testing.T) {
 	}
 	if cur.Size() > Max || old.Size() > Max {
 		t.Errorf("sizes %d and %d exceed %d", cur.Size(), old.Size(), Max)
+	}
+	if !os.SameFile(cur, logBefore) || !os.SameFile(old, rotBefore) {
+		t.Errorf("rotation replaced a file instead of rewriting it in place")
+	}
+	if old.Size() == 0 {
+		t.Errorf("nothing was rotated")
 	}
 }
 
