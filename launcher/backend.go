@@ -50,9 +50,7 @@ func bwrapCacheKey(path string) (string, error) {
 // GROK_HOME only when there is none.
 func bwrapCachePath(grokHome string) string {
 	if dir, err := os.UserCacheDir(); err == nil {
-		if err := os.MkdirAll(filepath.Join(dir, "grok-sandbox"), 0o700); err == nil {
-			return filepath.Join(dir, "grok-sandbox", "bwrap-probe.json")
-		}
+		return filepath.Join(dir, "grok-sandbox", "bwrap-probe.json")
 	}
 	return filepath.Join(grokHome, ".sandbox-bwrap-probe.json")
 }
@@ -63,11 +61,12 @@ type bwrapCache struct {
 }
 
 // FindBwrap locates bwrap on PATH and says whether it can make a sandbox
-// here. A successful probe is remembered in GROK_HOME, keyed on everything
-// it depends on, so launches do not pay for it; a failure is never
-// remembered (so a planted cache file can only skip a probe that would
-// pass, never force a fallback).
-func FindBwrap(grokHome string, useCache bool) BwrapInfo {
+// here. A successful probe is remembered (when remember is set: run does,
+// read-only verbs write nothing) in the user's cache directory, keyed on
+// everything it depends on, so launches do not pay for it; a failure is
+// never remembered (so a planted cache file can only skip a probe that
+// would pass, never force a fallback).
+func FindBwrap(grokHome string, useCache, remember bool) BwrapInfo {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
 		return BwrapInfo{Reason: "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"}
@@ -83,7 +82,8 @@ func FindBwrap(grokHome string, useCache bool) BwrapInfo {
 		}
 	}
 	info = probeBwrap(path)
-	if info.Usable && key != "" {
+	if info.Usable && key != "" && remember {
+		_ = os.MkdirAll(filepath.Dir(cacheFile), 0o700)
 		if data, err := json.Marshal(bwrapCache{Key: key, Version: info.Version}); err == nil {
 			tmp := cacheFile + ".tmp" + strconv.Itoa(os.Getpid())
 			if os.WriteFile(tmp, data, 0o600) == nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 )
 
@@ -13,6 +14,8 @@ import (
 // enforce each profile, the config files, and every global/project conflict
 // with how to resolve it.
 func Doctor(inv Invocation, w io.Writer) error {
+	// A read-only verb: nothing is created on the host.
+	inv.DryRun = true
 	env, err := LocateEnv(inv.Request)
 	if err != nil {
 		return err
@@ -25,7 +28,7 @@ func Doctor(inv Invocation, w io.Writer) error {
 	fmt.Fprintf(w, "GROK_HOME:  %s\n", Printable(env.GrokHome))
 	fmt.Fprintf(w, "workspace:  %s\n", Printable(env.Workspace))
 	if runtime.GOOS == "linux" {
-		b := FindBwrap(env.GrokHome, false)
+		b := FindBwrap(env.GrokHome, false, false)
 		switch {
 		case b.Path == "":
 			fmt.Fprintf(w, "bwrap:      not found: %s\n", Printable(b.Reason))
@@ -66,10 +69,21 @@ func Doctor(inv Invocation, w io.Writer) error {
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
 	names := append([]string{}, Builtins[1:]...)
 	names = append(names, sortedKeys(cfg.Profiles)...)
+	var wouldCreate []string
+	for _, p := range env.WouldCreate() {
+		wouldCreate = append(wouldCreate, p)
+	}
 	for _, name := range names {
 		req := inv.Request
 		req.Profile, req.ProfileFrom, req.Target = name, "doctor", runtime.GOOS
 		plan, err := Prepare(Invocation{Request: req})
+		if err == nil {
+			for _, p := range plan.Env.WouldCreate() {
+				if !contains(wouldCreate, p) {
+					wouldCreate = append(wouldCreate, p)
+				}
+			}
+		}
 		switch {
 		case err != nil:
 			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", Printable(name), Printable(err.Error()))
@@ -77,6 +91,14 @@ func Doctor(inv Invocation, w io.Writer) error {
 			fmt.Fprintf(w, "  %-12s %s (degraded: %s)\n", Printable(name), plan.Backend, Printable(plan.Degraded))
 		default:
 			fmt.Fprintf(w, "  %-12s %s\n", Printable(name), plan.Backend)
+		}
+	}
+	if len(wouldCreate) > 0 {
+		// doctor, like every read-only verb, creates nothing itself.
+		fmt.Fprintln(w, "\nrun would create (empty, before the first sandbox; doctor creates nothing):")
+		sort.Strings(wouldCreate)
+		for _, p := range wouldCreate {
+			fmt.Fprintf(w, "  %s\n", Printable(p))
 		}
 	}
 	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 {

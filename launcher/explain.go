@@ -24,6 +24,8 @@ func checkTarget(t string) error {
 // Print writes what run would exec, one argument per line (or as JSON),
 // without running anything.
 func Print(inv Invocation, asJSON bool, w io.Writer) error {
+	// A read-only verb: nothing is created on the host.
+	inv.DryRun = true
 	if err := checkTarget(inv.Target); err != nil {
 		return err
 	}
@@ -116,6 +118,8 @@ func envNames(r envpolicy.Result) map[string][]string {
 
 // Explain writes the resolved capability set for people.
 func Explain(inv Invocation, asJSON bool, w io.Writer) error {
+	// A read-only verb: nothing is created on the host.
+	inv.DryRun = true
 	if err := checkTarget(inv.Target); err != nil {
 		return err
 	}
@@ -299,6 +303,8 @@ func explainWarnings(w io.Writer, p *policy.Policy) {
 
 // Profiles lists every profile: name, where it is defined, what it extends.
 func Profiles(inv Invocation, w io.Writer) error {
+	// A read-only verb: nothing is created on the host.
+	inv.DryRun = true
 	env, err := LocateEnv(inv.Request)
 	if err != nil {
 		return err
@@ -335,6 +341,8 @@ func Profiles(inv Invocation, w io.Writer) error {
 
 // Check validates every config file and every custom profile in them.
 func Check(inv Invocation, w io.Writer) error {
+	// A read-only verb: nothing is created on the host.
+	inv.DryRun = true
 	env, err := LocateEnv(inv.Request)
 	if err != nil {
 		return err

@@ -226,7 +226,7 @@ func (g *gitProtector) persistence(common string, cfg gitConfig) error {
 		{"info", "git: attributes and excludes"},
 	} {
 		path := filepath.Join(common, d.name)
-		if err := ensureRealMode(path, true, 0o755); err != nil {
+		if err := ensureRealMode(path, true, 0o755, g.env.dryRunList()); err != nil {
 			return err
 		}
 		g.add(path, d.why)
@@ -246,7 +246,7 @@ func (g *gitProtector) file(path, why string) error {
 	if !g.writable(path) {
 		return nil
 	}
-	if err := ensureRealMode(path, false, 0o644); err != nil {
+	if err := ensureRealMode(path, false, 0o644, g.env.dryRunList()); err != nil {
 		return err
 	}
 	g.add(path, why)
@@ -277,6 +277,12 @@ func (g *gitProtector) hooksPath(value, w string) error {
 		if !g.writable(path) {
 			return nil
 		}
+		if l := g.env.dryRunList(); l != nil {
+			// A read-only verb: protect it as run will, having made it.
+			*l = append(*l, path+"/")
+			g.add(path, "git core.hooksPath: hooks run by git outside the sandbox")
+			return nil
+		}
 		if err := g.mkdirAll(path); err != nil {
 			return err
 		}
@@ -288,7 +294,7 @@ func (g *gitProtector) hooksPath(value, w string) error {
 	if !g.writable(real) {
 		return nil
 	}
-	if err := ensureRealMode(real, true, 0o755); err != nil {
+	if err := ensureRealMode(real, true, 0o755, g.env.dryRunList()); err != nil {
 		return err
 	}
 	g.add(real, "git core.hooksPath: hooks run by git outside the sandbox")
@@ -422,7 +428,7 @@ func (g *gitProtector) mkdirAll(path string) error {
 	if real, err := g.real(parent); err != nil || real != parent {
 		return refuse("git protection: cannot create %s: its directory is not a real directory (%v)", path, err)
 	}
-	return ensureRealMode(path, true, 0o755)
+	return ensureRealMode(path, true, 0o755, g.env.dryRunList())
 }
 
 // gitConfig is what protection needs to know of a repository's config.

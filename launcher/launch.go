@@ -156,7 +156,8 @@ func (plan *Plan) selectBackend() error {
 		plan.Backend = BackendBwrap
 		return nil
 	}
-	plan.Bwrap = FindBwrap(plan.Env.GrokHome, true)
+	// Only run remembers a successful probe; read-only verbs write nothing.
+	plan.Bwrap = FindBwrap(plan.Env.GrokHome, true, !plan.Env.dryRun)
 	if plan.Bwrap.Usable {
 		plan.Backend = BackendBwrap
 		return nil

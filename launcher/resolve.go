@@ -24,6 +24,8 @@ type Request struct {
 	Target         string // "linux" or "darwin"
 	IsolateNetwork bool
 	Environ        []string
+	// DryRun: a read-only verb; nothing is created on the host.
+	DryRun bool
 }
 
 // RefusalError is a policy that cannot be enforced or a request that cannot
@@ -60,6 +62,27 @@ type Env struct {
 	grokHomeAsGiven string
 	Workspace       string // canonical
 	Cwd             string // canonical
+	// dryRun: a read-only verb (print, explain, check, profiles, doctor).
+	// Nothing is created; what run would create is noted in wouldCreate.
+	dryRun      bool
+	wouldCreate *[]string
+}
+
+// dryRunList is where ensureReal notes what it did not create: nil when
+// this is no dry run.
+func (e Env) dryRunList() *[]string {
+	if !e.dryRun {
+		return nil
+	}
+	return e.wouldCreate
+}
+
+// WouldCreate lists what a dry run did not create and run would.
+func (e Env) WouldCreate() []string {
+	if e.wouldCreate == nil {
+		return nil
+	}
+	return *e.wouldCreate
 }
 
 // LocateEnv finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
@@ -104,12 +127,22 @@ func LocateEnv(req Request) (Env, error) {
 	if err := checkGrokHome(gh, e); err != nil {
 		return e, err
 	}
+	e.dryRun, e.wouldCreate = req.DryRun, new([]string)
+	e.grokHomeAsGiven = gh
 	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
+		if e.dryRun {
+			// Canonical as run would make it: its existing ancestor
+			// resolved, the missing rest appended.
+			*e.wouldCreate = append(*e.wouldCreate, gh+"/")
+			if e.GrokHome, err = canonicalMissing(gh); err != nil {
+				return e, refuse("GROK_HOME %s: %v", gh, err)
+			}
+			return e, checkGrokHome(e.GrokHome, e)
+		}
 		if err := os.MkdirAll(gh, 0o700); err != nil {
 			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
 		}
 	}
-	e.grokHomeAsGiven = gh
 	if e.GrokHome, err = canonical(gh); err != nil {
 		return e, refuse("GROK_HOME %s: %v", gh, err)
 	}
@@ -169,6 +202,25 @@ func checkWorkspace(ws, home, profile, base string) error {
 		return refuse("workspace %s contains your home directory %s, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, home, profile, fix)
 	}
 	return nil
+}
+
+// canonicalMissing is canonical for a path whose last components do not
+// exist yet: the longest existing ancestor resolved, the rest appended.
+func canonicalMissing(path string) (string, error) {
+	rest := ""
+	for cur := path; ; cur = filepath.Dir(cur) {
+		if _, err := os.Lstat(cur); err == nil {
+			c, err := filepath.EvalSymlinks(cur)
+			if err != nil {
+				return "", err
+			}
+			return filepath.Join(c, rest), nil
+		}
+		if cur == "/" {
+			return "", fmt.Errorf("%s: no existing ancestor", path)
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
 }
 
 // canonical makes path absolute and resolves every symlink in it.
@@ -364,10 +416,10 @@ func protectHooks(p *policy.Policy, t target, env Env) error {
 	pr := protector{p: p, t: t, why: map[string]string{}}
 	hooks := filepath.Join(env.GrokHome, "hooks")
 	registry := filepath.Join(env.GrokHome, "hooks-paths")
-	if err := ensureReal(hooks, true); err != nil {
+	if err := ensureReal(hooks, true, env.dryRunList()); err != nil {
 		return err
 	}
-	if err := ensureReal(registry, false); err != nil {
+	if err := ensureReal(registry, false, env.dryRunList()); err != nil {
 		return err
 	}
 	targets, ignored, err := hookTargets(registry)
@@ -451,7 +503,7 @@ func (pr *protector) controlFiles(env Env) error {
 		{eventlog.Name + ".1", "rotated event log"},
 	} {
 		path := filepath.Join(env.GrokHome, f.name)
-		if err := ensureReal(path, false); err != nil {
+		if err := ensureReal(path, false, env.dryRunList()); err != nil {
 			return err
 		}
 		pr.add(path, f.why)
@@ -475,23 +527,31 @@ func (pr *protector) controlFiles(env Env) error {
 
 // ensureReal creates path as an empty directory (0700) or file (0600) when
 // it is missing, and refuses anything else than that type (a symlink above
-// all, which could point the protection elsewhere).
-func ensureReal(path string, dir bool) error {
+// all, which could point the protection elsewhere). In a dry run (dryRun
+// not nil) a missing path is only noted there.
+func ensureReal(path string, dir bool, dryRun *[]string) error {
 	mode := fs.FileMode(0o600)
 	if dir {
 		mode = 0o700
 	}
-	return ensureRealMode(path, dir, mode)
+	return ensureRealMode(path, dir, mode, dryRun)
 }
 
 // ensureRealMode is ensureReal with the mode a missing path is created with.
-func ensureRealMode(path string, dir bool, mode fs.FileMode) error {
+func ensureRealMode(path string, dir bool, mode fs.FileMode, dryRun *[]string) error {
 	want := "file"
 	if dir {
 		want = "directory"
 	}
 	fi, err := os.Lstat(path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && dryRun != nil:
+		name := path
+		if dir {
+			name += "/"
+		}
+		*dryRun = append(*dryRun, name)
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		if err := createEmpty(path, dir, mode); err != nil {
 			return refuse("cannot create %s for hook protection: %v", path, err)
@@ -536,6 +596,9 @@ func createEmptyByPath(path string, dir bool, mode fs.FileMode) error {
 // or a line with white space around the path refuses the run.
 func hookTargets(registry string) (targets, ignored []string, err error) {
 	data, err := os.ReadFile(registry)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil // a dry run, which did not create it: empty
+	}
 	if err != nil {
 		return nil, nil, refuse("hook protection: %v", err)
 	}
