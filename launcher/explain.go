@@ -47,7 +47,7 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 			"target":      plan.Policy.Target,
 			"argv":        plan.Argv,
 			"environment": envNames(plan.Environ),
-			"warnings":    nonNil(plan.Policy.Warnings),
+			"warnings":    nonNil(plan.Warnings()),
 		}
 		if s := plan.Seatbelt; s != nil {
 			doc["sbpl"], doc["params"], doc["notes"] = s.Text, s.Params, nonNil(s.Notes)
@@ -145,7 +145,7 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	fmt.Fprintf(w, "workspace: %s\n", Printable(p.Workspace))
 	if !p.Enforce {
 		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
-		explainWarnings(w, p)
+		explainWarnings(w, plan.Warnings())
 		return nil
 	}
 	fmt.Fprintln(w)
@@ -221,7 +221,7 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 		explainKernel(w, plan)
 	}
 	explainEnv(w, plan.Environ)
-	explainWarnings(w, p)
+	explainWarnings(w, plan.Warnings())
 	return nil
 }
 
@@ -291,12 +291,12 @@ func explainEnv(w io.Writer, r envpolicy.Result) {
 	}
 }
 
-func explainWarnings(w io.Writer, p *policy.Policy) {
-	if len(p.Warnings) == 0 {
+func explainWarnings(w io.Writer, warnings []string) {
+	if len(warnings) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nwarnings:")
-	for _, msg := range p.Warnings {
+	for _, msg := range warnings {
 		fmt.Fprintf(w, "  %s\n", Printable(msg))
 	}
 }

@@ -138,6 +138,12 @@ func Prepare(inv Invocation) (*Plan, error) {
 	return plan, nil
 }
 
+// hostBackends is what the host offers; tests replace it.
+var hostBackends = struct {
+	bwrap       func(grokHome string, useCache, remember bool) BwrapInfo
+	landlockABI func() int
+}{FindBwrap, landlockABI}
+
 // selectBackend chooses how the policy is enforced (SPEC §9): bwrap when it
 // works; else Landlock where the policy can be expressed exactly; else
 // devbox runs unenforced with a warning and everything else is refused.
@@ -157,13 +163,13 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	// Only run remembers a successful probe; read-only verbs write nothing.
-	plan.Bwrap = FindBwrap(plan.Env.GrokHome, true, !plan.Env.dryRun)
+	plan.Bwrap = hostBackends.bwrap(plan.Env.GrokHome, true, !plan.Env.dryRun)
 	if plan.Bwrap.Usable {
 		plan.Backend = BackendBwrap
 		return nil
 	}
 	why := plan.Bwrap.Reason
-	if abi := landlockABI(); abi > 0 {
+	if abi := hostBackends.landlockABI(); abi > 0 {
 		if len(p.Deny) > 0 {
 			return refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
 		}
@@ -173,14 +179,12 @@ func (plan *Plan) selectBackend() error {
 		}
 		plan.Backend, plan.Landlock = BackendLandlock, rs
 		plan.Degraded = fmt.Sprintf("%s; enforcing profile %s with Landlock (ABI %d) instead: no pid, user or mount namespace, no fresh /dev or /proc, and protected files keep their modes changeable (see `grok-sandbox explain`)", why, p.Profile, abi)
-		p.Warnings = append(p.Warnings, plan.Degraded)
 		return nil
 	}
 	const noLandlock = "Landlock is not available either (it needs Linux 5.13 or later with Landlock enabled)"
 	if p.Base == Devbox && p.Source == "built-in" {
 		plan.Backend = BackendNone
 		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
-		p.Warnings = append(p.Warnings, plan.Degraded)
 		return nil
 	}
 	return refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
@@ -442,8 +446,18 @@ func (plan *Plan) commandVisible(path string) (string, error) {
 	return real, nil
 }
 
+// Warnings are the policy's warnings and, last, what the backend chosen
+// loses (the policy itself is not changed after Resolve).
+func (plan *Plan) Warnings() []string {
+	w := append([]string(nil), plan.Policy.Warnings...)
+	if plan.Degraded != "" {
+		w = append(w, plan.Degraded)
+	}
+	return w
+}
+
 func warn(w io.Writer, plan *Plan) {
-	for _, msg := range plan.Policy.Warnings {
+	for _, msg := range plan.Warnings() {
 		fmt.Fprintln(w, "grok-sandbox: warning: "+Printable(msg))
 	}
 }
