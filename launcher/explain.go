@@ -3,6 +3,7 @@ package launcher
 import (
 	"encoding/json"
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"sort"
@@ -42,30 +43,36 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 	}
 	if asJSON {
 		doc := map[string]any{
-			"profile":     plan.Policy.Profile,
-			"backend":     plan.Backend,
-			"target":      plan.Policy.Target,
-			"argv":        plan.Argv,
-			"environment": envNames(plan.Environ),
-			"warnings":    nonNil(plan.Warnings()),
+			"schema_version": SchemaVersion,
+			"profile":        plan.Policy.Profile,
+			"backend":        plan.Backend,
+			"target":         plan.Policy.Target,
+			"argv":           nonNil(plan.Argv),
+			"environment":    envNames(plan.Environ),
+			"warnings":       nonNil(plan.Warnings()),
 		}
 		if s := plan.Seatbelt; s != nil {
 			doc["sbpl"], doc["params"], doc["notes"] = s.Text, s.Params, nonNil(s.Notes)
 		}
-		// The contents of the descriptors run hands to bwrap, so that a
-		// tool can reproduce the exact launch.
-		// (The seccomp program as base64 of its bytes; the init config
-		// as an object, the environment's values left out.)
+		// The descriptors run hands to bwrap, so that a tool can reproduce
+		// the exact launch: the seccomp program's bytes (base64), the init
+		// stage's config as an object (the environment's values left out).
 		fds := map[string]any{}
 		if plan.Seccomp != nil {
-			fds[strconv.Itoa(sandboxinit.FDSeccomp)] = plan.Seccomp
+			fds[strconv.Itoa(sandboxinit.FDSeccomp)] = map[string]any{
+				"what": "the base seccomp filter: struct sock_filter[], little-endian", "base64": plan.Seccomp}
 		}
 		if plan.Init != nil {
-			fds[strconv.Itoa(sandboxinit.FDInit)] = plan.InitShown
+			fds[strconv.Itoa(sandboxinit.FDInit)] = map[string]any{
+				"what": "the init stage's config", "config": plan.InitShown}
 		}
-		if len(fds) > 0 {
-			doc["fds"] = fds
+		if plan.Launch != nil {
+			fds[strconv.Itoa(sandboxinit.FDSelf)] = map[string]any{"what": "grok-sandbox's own executable (the init stage)"}
+			for _, fd := range plan.Launch.MaskFDs {
+				fds[strconv.Itoa(fd)] = map[string]any{"what": "/dev/null, the empty source of a file mask"}
+			}
 		}
+		doc["descriptors"] = fds
 		return writeJSON(w, doc)
 	}
 	if s := plan.Seatbelt; s != nil {
@@ -129,14 +136,7 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	}
 	p := plan.Policy
 	if asJSON {
-		return writeJSON(w, map[string]any{
-			"profile":     p.Profile,
-			"chosen_by":   plan.Selection.By,
-			"backend":     plan.Backend,
-			"policy":      p,
-			"network":     networkWords(p),
-			"environment": plan.Environ.Decisions,
-		})
+		return writeJSON(w, explainDoc(plan))
 	}
 	fmt.Fprintf(w, "profile:   %s (%s)\n", Printable(p.Profile), Printable(describeSource(p)))
 	fmt.Fprintf(w, "chosen by: %s\n", Printable(plan.Selection.By))
@@ -251,6 +251,107 @@ func explainKernel(w io.Writer, plan *Plan) {
 	if plan.Backend == BackendBwrap {
 		fmt.Fprintln(w, "  pid 1: grok-sandbox's init stage, non-dumpable; it checks every layer above before the command starts, and refuses to start it otherwise")
 	}
+}
+
+// SchemaVersion is the version of the JSON documents of print, explain,
+// status and the event log (README: JSON documents). It changes when a key
+// changes meaning or goes away; added keys keep it.
+const SchemaVersion = eventlog.SchemaVersion
+
+// accessWord is an access as the JSON documents spell it.
+func accessWord(a policy.Access) string {
+	switch a {
+	case policy.Read:
+		return "read"
+	case policy.Write:
+		return "write"
+	}
+	return "hidden"
+}
+
+// explainDoc is explain's JSON document: what explain says for people, with
+// snake_case keys, access as words and [] for an empty list.
+func explainDoc(plan *Plan) map[string]any {
+	p := plan.Policy
+	type path struct {
+		Path   string `json:"path"`
+		Access string `json:"access"`
+		Why    string `json:"why"`
+		From   string `json:"from"`
+	}
+	type link struct {
+		Path   string `json:"path"`
+		Target string `json:"target"`
+	}
+	type rule struct {
+		Entry  string `json:"entry"`
+		Prefix string `json:"anchored_at"`
+		Rest   string `json:"glob"`
+		From   string `json:"from"`
+	}
+	type mask struct {
+		Path   string `json:"path"`
+		Access string `json:"access"`
+		Dir    bool   `json:"directory"`
+		Entry  string `json:"entry"`
+	}
+	type skipped struct {
+		Path   string `json:"path"`
+		Entry  string `json:"entry"`
+		Reason string `json:"reason"`
+	}
+	type protected struct {
+		Path string `json:"path"`
+		Why  string `json:"why"`
+	}
+	paths := []path{}
+	for _, g := range p.Grants {
+		paths = append(paths, path{g.Path, accessWord(p.AccessAt(g.Path)), g.Why, g.Source})
+	}
+	links := []link{}
+	for _, l := range p.Links {
+		links = append(links, link{l.Path, l.Target})
+	}
+	rules, masks, skips := []rule{}, []mask{}, []skipped{}
+	for _, d := range p.Deny {
+		rules = append(rules, rule{d.Entry, d.Prefix, d.Rest, d.Source})
+	}
+	for _, m := range p.Masks {
+		masks = append(masks, mask{m.Path, "denied", m.Dir, m.Entry})
+	}
+	for _, sk := range p.Skipped {
+		skips = append(skips, skipped{sk.Path, sk.Entry, sk.Reason})
+	}
+	prot := []protected{}
+	for _, q := range p.Protected {
+		prot = append(prot, protected{q, p.ProtectedWhy[q]})
+	}
+	doc := map[string]any{
+		"schema_version":   SchemaVersion,
+		"profile":          p.Profile,
+		"base":             p.Base,
+		"source":           p.Source,
+		"chosen_by":        plan.Selection.By,
+		"target":           p.Target,
+		"backend":          plan.Backend,
+		"enforced":         p.Enforce,
+		"workspace":        p.Workspace,
+		"home":             p.Home,
+		"grok_home":        p.GrokHome,
+		"reads_everything": p.ReadAll,
+		"paths":            paths,
+		"links":            links,
+		"denied":           map[string]any{"rules": rules, "masked": masks, "skipped": skips},
+		"protected":        prot,
+		"pinned":           nonNil(p.Pinned),
+		"network":          networkWords(p),
+		"environment":      envNames(plan.Environ),
+		"warnings":         nonNil(plan.Warnings()),
+	}
+	if p.Target == "linux" {
+		doc["nested_user_namespaces"] = p.NestedUserNS
+	}
+	return doc
 }
 
 func describeSource(p *policy.Policy) string {

@@ -112,7 +112,7 @@ type KernelEvidence struct {
 
 func status() StatusReport {
 	e := ReadEvidence()
-	r := StatusReport{SchemaVersion: 1, Kernel: KernelEvidence{NoNewPrivs: e.NoNewPrivs, Seccomp: e.Seccomp,
+	r := StatusReport{SchemaVersion: SchemaVersion, Kernel: KernelEvidence{NoNewPrivs: e.NoNewPrivs, Seccomp: e.Seccomp,
 		Capabilities: e.Capabilities, UserNamespace: e.UserNamespace, UIDMap: e.UIDMap, Readable: e.Readable}}
 	// What the environment says is anybody's to set: escape it before it
 	// reaches a terminal.

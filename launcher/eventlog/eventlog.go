@@ -18,14 +18,16 @@ import (
 
 // Event is one line of GROK_HOME/sandbox-events.jsonl.
 type Event struct {
-	Time      string `json:"time"`
-	Event     string `json:"event"` // applied, disabled, refused, degraded, violation
-	Profile   string `json:"profile,omitempty"`
-	Source    string `json:"source,omitempty"`
-	Backend   string `json:"backend,omitempty"`
-	Workspace string `json:"workspace,omitempty"`
-	Command   string `json:"command,omitempty"`
-	Message   string `json:"message,omitempty"`
+	// SchemaVersion is filled in when the line is written.
+	SchemaVersion int    `json:"schema_version"`
+	Time          string `json:"time"`
+	Event         string `json:"event"` // applied, disabled, refused, degraded, violation
+	Profile       string `json:"profile,omitempty"`
+	Source        string `json:"source,omitempty"`
+	Backend       string `json:"backend,omitempty"`
+	Workspace     string `json:"workspace,omitempty"`
+	Command       string `json:"command,omitempty"`
+	Message       string `json:"message,omitempty"`
 }
 
 const (
@@ -172,7 +174,12 @@ func Now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 // New is an event of kind with message, stamped now.
 func New(kind, message string) Event { return Event{Time: Now(), Event: kind, Message: message} }
 
+// SchemaVersion is the version of the event lines' JSON, shared with
+// print, explain and status (README: JSON documents).
+const SchemaVersion = 1
+
 func eventLine(ev Event) ([]byte, error) {
+	ev.SchemaVersion = SchemaVersion
 	line, err := json.Marshal(ev)
 	if err != nil {
 		return nil, err

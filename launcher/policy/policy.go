@@ -69,9 +69,9 @@ type DenyRule struct {
 // Mask is one existing path that a deny rule matched at launch. Masks win over
 // every grant: the path is neither readable nor writable.
 type Mask struct {
-	Path  string
-	Dir   bool
-	Entry string
+	Path  string `json:"path"`
+	Dir   bool   `json:"directory"`
+	Entry string `json:"entry"`
 }
 
 // Skipped is a deny match with nothing to mask: it does not exist, or the

@@ -37,7 +37,10 @@ func main() {
 	}
 	var printed struct {
 		Argv []string                   `json:"argv"`
-		FDs  map[string]json.RawMessage `json:"fds"`
+		FDs  map[string]struct {
+			Base64 []byte          `json:"base64"`
+			Config json.RawMessage `json:"config"`
+		} `json:"descriptors"`
 	}
 	if err := json.Unmarshal(out, &printed); err != nil {
 		fail("print --json: %v", err)
@@ -48,14 +51,17 @@ func main() {
 		fail("%v", err)
 	}
 	// The descriptors grok-sandbox hands to bwrap, at the same numbers.
-	for num, raw := range printed.FDs {
+	for num, d := range printed.FDs {
 		n, _ := strconv.Atoi(num)
-		// The seccomp program is base64 (a JSON string of bytes); the init
-		// config an object, which the init stage reads as it is (print
-		// leaves the environment's values out, which /bin/true ignores).
-		var data []byte
-		if json.Unmarshal(raw, &data) != nil {
-			data = raw
+		// The seccomp program's bytes, or the init config as the init stage
+		// reads it (print leaves the environment's values out, which
+		// /bin/true ignores); the executable and /dev/null are opened below.
+		data := d.Base64
+		if d.Config != nil {
+			data = d.Config
+		}
+		if data == nil {
+			continue
 		}
 		f, err := os.CreateTemp("", "launchbench")
 		if err != nil {
