@@ -36,7 +36,7 @@ func main() {
 		fail("print: %v", err)
 	}
 	var printed struct {
-		Argv []string                   `json:"argv"`
+		Argv []string `json:"argv"`
 		FDs  map[string]struct {
 			Base64 []byte          `json:"base64"`
 			Config json.RawMessage `json:"config"`
