@@ -6,6 +6,7 @@ import (
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,9 +221,42 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if p.Enforce && p.Target == "linux" {
 		explainKernel(w, plan)
 	}
+	explainCaches(w, p)
 	explainEnv(w, plan.Environ)
 	explainWarnings(w, plan.Warnings())
 	return nil
+}
+
+// toolCaches are the common tool caches in home: where workspace leaves them
+// read-only and strict hides them, builds fail, and users look here first.
+var toolCaches = []string{".cache", "go", ".npm", ".cargo"}
+
+// explainCaches names the tool caches a build in this sandbox could not
+// write.
+func explainCaches(w io.Writer, p *policy.Policy) {
+	if !p.Enforce || p.Home == "" {
+		return
+	}
+	var ro, hidden []string
+	for _, c := range toolCaches {
+		path := filepath.Join(p.Home, c)
+		switch p.AccessAt(path) {
+		case policy.Read:
+			ro = append(ro, "~/"+c)
+		case policy.Hidden:
+			hidden = append(hidden, "~/"+c)
+		}
+	}
+	if len(ro) == 0 && len(hidden) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntool caches (go build, npm, pip, cargo write there; see the README on caches):")
+	if len(ro) > 0 {
+		fmt.Fprintf(w, "  read-only: %s\n", strings.Join(ro, " "))
+	}
+	if len(hidden) > 0 {
+		fmt.Fprintf(w, "  hidden:    %s\n", strings.Join(hidden, " "))
+	}
 }
 
 // explainKernel states the layers every process of a Linux sandbox is held
