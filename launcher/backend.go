@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// BwrapInfo is what is known of the host's bubblewrap.
-type BwrapInfo struct {
+// Bubblewrap is what is known of the host's bubblewrap.
+type Bubblewrap struct {
 	Path    string `json:"path"`
 	Version string `json:"version"`
 	Usable  bool   `json:"usable"`
@@ -66,12 +66,12 @@ type bwrapCache struct {
 // everything it depends on, so launches do not pay for it; a failure is
 // never remembered (so a planted cache file can only skip a probe that
 // would pass, never force a fallback).
-func FindBwrap(grokHome string, useCache, remember bool) BwrapInfo {
+func FindBwrap(grokHome string, useCache, remember bool) Bubblewrap {
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
-		return BwrapInfo{Reason: "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"}
+		return Bubblewrap{Reason: "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"}
 	}
-	info := BwrapInfo{Path: path}
+	info := Bubblewrap{Path: path}
 	key, err := bwrapCacheKey(path)
 	cacheFile := bwrapCachePath(grokHome)
 	if err == nil && useCache {
@@ -96,8 +96,8 @@ func FindBwrap(grokHome string, useCache, remember bool) BwrapInfo {
 
 var versionRe = regexp.MustCompile(`(\d+)\.(\d+)(?:\.(\d+))?`)
 
-func probeBwrap(path string) BwrapInfo {
-	info := BwrapInfo{Path: path}
+func probeBwrap(path string) Bubblewrap {
+	info := Bubblewrap{Path: path}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "--version").Output()

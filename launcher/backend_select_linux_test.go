@@ -14,8 +14,8 @@ import (
 func TestSelectBackend(t *testing.T) {
 	saved := hostBackends
 	defer func() { hostBackends = saved }()
-	usable := BwrapInfo{Path: "/usr/bin/bwrap", Version: "0.8.0", Usable: true}
-	broken := BwrapInfo{Path: "/usr/bin/bwrap", Reason: "bwrap cannot create a user namespace"}
+	usable := Bubblewrap{Path: "/usr/bin/bwrap", Version: "0.8.0", Usable: true}
+	broken := Bubblewrap{Path: "/usr/bin/bwrap", Reason: "bwrap cannot create a user namespace"}
 	ws := t.TempDir()
 	base := func(b string) *policy.Policy {
 		return &policy.Policy{Profile: b, Base: b, Source: "built-in", Target: runtime.GOOS, Enforce: true,
@@ -31,7 +31,7 @@ func TestSelectBackend(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		p        *policy.Policy
-		bwrap    BwrapInfo
+		bwrap    Bubblewrap
 		landlock int
 		want     string // backend, or "refused"
 		degraded string // a word the degradation must hold
@@ -46,9 +46,9 @@ func TestSelectBackend(t *testing.T) {
 		{"no bwrap, no Landlock, devbox unenforced", base(Devbox), broken, 0, BackendNone, "UNSANDBOXED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hostBackends.bwrap = func(string, bool, bool) BwrapInfo { return tc.bwrap }
+			hostBackends.bwrap = func(string, bool, bool) Bubblewrap { return tc.bwrap }
 			hostBackends.landlockABI = func() int { return tc.landlock }
-			plan := &Plan{Policy: tc.p, Env: Env{GrokHome: ws, dryRun: true}}
+			plan := &Plan{Policy: tc.p, Dirs: Dirs{GrokHome: ws, dryRun: true}}
 			err := plan.selectBackend()
 			got := plan.Backend
 			if err != nil {

@@ -148,7 +148,7 @@ type Config struct {
 	Shadowed      []CustomProfile // custom profiles that take a built-in name: ignored
 	Default       string          // [sandbox] profile
 	DefaultLine   int
-	Env           envpolicy.Policy
+	Env           envpolicy.Rules
 	EnvConfigured bool
 }
 

@@ -55,7 +55,7 @@ func FuzzLoadConfig(f *testing.F) {
 				t.Fatalf("profile name %q accepted", name)
 			}
 		}
-		env := Env{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
+		env := Dirs{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
 		for name := range cfg.Profiles {
 			req := Request{Profile: name, ProfileFrom: "--profile", Target: "darwin", Environ: []string{"HOME=" + home}}
 			_, _ = Resolve(req, env, cfg, Selection{Name: name, By: "fuzz"})

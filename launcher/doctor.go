@@ -16,7 +16,7 @@ import (
 func Doctor(inv Invocation, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := LocateEnv(inv.Request)
+	env, err := LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}
@@ -69,16 +69,13 @@ func Doctor(inv Invocation, w io.Writer) error {
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
 	names := append([]string{}, Builtins[1:]...)
 	names = append(names, sortedKeys(cfg.Profiles)...)
-	var wouldCreate []string
-	for _, p := range env.WouldCreate() {
-		wouldCreate = append(wouldCreate, p)
-	}
+	wouldCreate := append([]string(nil), env.WouldCreate()...)
 	for _, name := range names {
 		req := inv.Request
 		req.Profile, req.ProfileFrom, req.Target = name, "doctor", runtime.GOOS
 		plan, err := Prepare(Invocation{Request: req})
 		if err == nil {
-			for _, p := range plan.Env.WouldCreate() {
+			for _, p := range plan.Dirs.WouldCreate() {
 				if !contains(wouldCreate, p) {
 					wouldCreate = append(wouldCreate, p)
 				}

@@ -440,7 +440,7 @@ func explainWarnings(w io.Writer, warnings []string) {
 func Profiles(inv Invocation, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := LocateEnv(inv.Request)
+	env, err := LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}
@@ -478,7 +478,7 @@ func Profiles(inv Invocation, w io.Writer) error {
 func Check(inv Invocation, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := LocateEnv(inv.Request)
+	env, err := LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ import (
 // every config file an include names; the .git file of a work tree and the
 // commondir file that lead git to them. What git writes in normal use
 // (index, objects, refs, logs, HEAD, lock files) stays writable.
-func (pr *protector) protectGit(env Env) error {
+func (pr *protector) protectGit(env Dirs) error {
 	g := &gitProtector{protector: pr, env: env, seen: map[string]bool{}}
 	g.git = findGit(pr.p)
 	for _, gr := range append([]policy.Grant(nil), pr.p.Grants...) {
@@ -60,7 +60,7 @@ func (pr *protector) protectGit(env Env) error {
 // gitProtector walks the repositories of one policy.
 type gitProtector struct {
 	*protector
-	env  Env
+	env  Dirs
 	git  string // a git binary no sandbox can replace; "" when there is none
 	seen map[string]bool
 }

@@ -27,7 +27,7 @@ func newGitFixture(t *testing.T, git string) (*gitProtector, string) {
 	write(t, filepath.Join(ws, ".git/config"), "[core]\n\tbare = false\n")
 	p := &policy.Policy{ReadAll: true, Grants: []policy.Grant{{Path: ws, Access: policy.Write}}}
 	pr := &protector{p: p, t: target{os: "linux", host: true}, why: map[string]string{}}
-	return &gitProtector{protector: pr, env: Env{Home: ws}, git: git, seen: map[string]bool{}}, ws
+	return &gitProtector{protector: pr, env: Dirs{Home: ws}, git: git, seen: map[string]bool{}}, ws
 }
 
 func write(t *testing.T, path, data string) {
@@ -207,7 +207,7 @@ func TestGitProtectionWorktreeFirst(t *testing.T) {
 	}
 	p := &policy.Policy{ReadAll: true, Grants: []policy.Grant{{Path: root, Access: policy.Write}}}
 	pr := &protector{p: p, t: target{os: "linux", host: true}, why: map[string]string{}}
-	g := &gitProtector{protector: pr, env: Env{Home: root}, git: git, seen: map[string]bool{}}
+	g := &gitProtector{protector: pr, env: Dirs{Home: root}, git: git, seen: map[string]bool{}}
 	for _, w := range []string{wt, main} {
 		if err := g.workTree(w); err != nil {
 			t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 func landlockABI() int { return landlock.ABI() }
 
 func planLandlock(p *policy.Policy, abi int) (*landlock.Ruleset, error) {
-	return landlock.Plan(p, abi)
+	return landlock.RulesetFor(p, abi)
 }
 
 // runLandlock is the Landlock backend: this process restricts the thread
@@ -60,7 +60,7 @@ func runLandlock(plan *Plan, path string) error {
 		return refuse("cannot make the supervisor non-dumpable: %v", err)
 	}
 	events := -1
-	if f, err := eventlog.Open(plan.Env.GrokHome); err == nil {
+	if f, err := eventlog.Open(plan.Dirs.GrokHome); err == nil {
 		events = int(f.Fd())
 		defer f.Close()
 	} else if plan.stderr != nil {

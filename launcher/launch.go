@@ -67,7 +67,7 @@ type Invocation struct {
 type Plan struct {
 	Selection Selection
 	Config    *Config
-	Env       Env
+	Dirs      Dirs
 	Policy    *policy.Policy
 	Environ   envpolicy.Result
 	Backend   string // "bwrap", "none" (off), "seatbelt"
@@ -84,9 +84,9 @@ type Plan struct {
 	// InitShown is the init config as print shows it (no values).
 	InitShown sandboxinit.Config
 	// Seatbelt is the rendered profile on the darwin target.
-	Seatbelt *sbpl.Policy
+	Seatbelt *sbpl.Profile
 	// Bwrap is what was found of bubblewrap on a Linux host.
-	Bwrap BwrapInfo
+	Bwrap Bubblewrap
 	// Landlock is the ruleset when bwrap is not usable.
 	Landlock *landlock.Ruleset
 	// Degraded says what is lost when the preferred backend is not used.
@@ -107,7 +107,7 @@ const (
 
 // Prepare resolves inv into a plan without touching the sandbox.
 func Prepare(inv Invocation) (*Plan, error) {
-	env, err := LocateEnv(inv.Request)
+	env, err := LocateDirs(inv.Request)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Selection: sel, Config: cfg, Env: env, Policy: pol}
+	plan := &Plan{Selection: sel, Config: cfg, Dirs: env, Policy: pol}
 	if err := plan.selectBackend(); err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 
 // hostBackends is what the host offers; tests replace it.
 var hostBackends = struct {
-	bwrap       func(grokHome string, useCache, remember bool) BwrapInfo
+	bwrap       func(grokHome string, useCache, remember bool) Bubblewrap
 	landlockABI func() int
 }{FindBwrap, landlockABI}
 
@@ -163,7 +163,7 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	// Only run remembers a successful probe; read-only verbs write nothing.
-	plan.Bwrap = hostBackends.bwrap(plan.Env.GrokHome, true, !plan.Env.dryRun)
+	plan.Bwrap = hostBackends.bwrap(plan.Dirs.GrokHome, true, !plan.Dirs.dryRun)
 	if plan.Bwrap.Usable {
 		plan.Backend = BackendBwrap
 		return nil
@@ -200,7 +200,7 @@ func (plan *Plan) Render(command []string, path string) error {
 		plan.Argv = append([]string(nil), command...)
 		return nil
 	case BackendBwrap:
-		chdir := plan.Env.Cwd
+		chdir := plan.Dirs.Cwd
 		if !p.Exposed(chdir) {
 			chdir = p.Workspace
 		}
@@ -366,7 +366,7 @@ func (plan *Plan) execBwrap() error {
 	if err := handOverSelf(sandboxinit.FDSelf); err != nil {
 		return err
 	}
-	if err := handOverEventLog(sandboxinit.FDEvents, plan.Env.GrokHome); err != nil {
+	if err := handOverEventLog(sandboxinit.FDEvents, plan.Dirs.GrokHome); err != nil {
 		return err
 	}
 	if err := handOverEmpty(l.MaskFDs); err != nil {
@@ -492,7 +492,7 @@ func (plan *Plan) log(ev eventlog.Event) {
 		ev.Source = plan.Policy.Source
 		ev.Workspace = plan.Policy.Workspace
 	}
-	if err := eventlog.Append(plan.Env.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
+	if err := eventlog.Append(plan.Dirs.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
 		plan.logWarned = true
 		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
 	}
@@ -501,7 +501,7 @@ func (plan *Plan) log(ev eventlog.Event) {
 // logRefusal records a refusal that happened before a plan existed, when
 // GROK_HOME can still be found.
 func logRefusal(inv Invocation, err error) {
-	env, lerr := LocateEnv(inv.Request)
+	env, lerr := LocateDirs(inv.Request)
 	if lerr != nil {
 		return
 	}

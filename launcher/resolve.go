@@ -53,8 +53,8 @@ func getenv(environ []string, key string) string {
 	return ""
 }
 
-// Env is the part of the process environment the resolver depends on.
-type Env struct {
+// Dirs is the part of the process environment the resolver depends on.
+type Dirs struct {
 	Home     string // canonical
 	GrokHome string // canonical
 	// grokHomeAsGiven is GROK_HOME before resolving symlinks, to refuse a
@@ -70,7 +70,7 @@ type Env struct {
 
 // dryRunList is where ensureReal notes what it did not create: nil when
 // this is no dry run.
-func (e Env) dryRunList() *[]string {
+func (e Dirs) dryRunList() *[]string {
 	if !e.dryRun {
 		return nil
 	}
@@ -78,19 +78,19 @@ func (e Env) dryRunList() *[]string {
 }
 
 // WouldCreate lists what a dry run did not create and run would.
-func (e Env) WouldCreate() []string {
+func (e Dirs) WouldCreate() []string {
 	if e.wouldCreate == nil {
 		return nil
 	}
 	return *e.wouldCreate
 }
 
-// LocateEnv finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
+// LocateDirs finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
 // when missing). A GROK_HOME that would hand a sandbox more than itself is
 // refused: every enforcing profile makes GROK_HOME writable and hook
 // protection creates files in it.
-func LocateEnv(req Request) (Env, error) {
-	var e Env
+func LocateDirs(req Request) (Dirs, error) {
+	var e Dirs
 	home := getenv(req.Environ, "HOME")
 	if home == "" {
 		return e, refuse("HOME is not set; set it to your home directory")
@@ -166,7 +166,7 @@ func inVirtualFS(path string) bool {
 	return false
 }
 
-func checkGrokHome(gh string, e Env) error {
+func checkGrokHome(gh string, e Dirs) error {
 	const fix = "set GROK_HOME to a directory of its own, such as ~/.grok"
 	switch {
 	case gh == "/":
@@ -253,7 +253,7 @@ func Select(req Request, cfg *Config) (Selection, error) {
 }
 
 // Resolve turns the selected profile into a policy for req.Target.
-func Resolve(req Request, env Env, cfg *Config, sel Selection) (*policy.Policy, error) {
+func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy, error) {
 	t := targetFor(req.Target, req.Environ)
 	p := &policy.Policy{
 		Profile:   sel.Name,
@@ -404,7 +404,7 @@ func normaliseGrant(entry, workspace, home string) (string, string) {
 // absolute target listed there (SPEC §8); the control files that decide what
 // the next launch enforces (§13); and the persistence points of the git
 // repositories the sandbox can write (protectGit).
-func protectHooks(p *policy.Policy, t target, env Env) error {
+func protectHooks(p *policy.Policy, t target, env Dirs) error {
 	if fi, err := os.Lstat(env.grokHomeAsGiven); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return refuse("GROK_HOME %s is a symlink; hook protection needs the real directory: set GROK_HOME to %s",
 			env.grokHomeAsGiven, env.GrokHome)
@@ -495,7 +495,7 @@ func (pr *protector) finish() {
 // the run (a FIFO or a link planted at the log cannot be held read-only);
 // the project file is protected when it exists, and its .grok directory is
 // pinned with it.
-func (pr *protector) controlFiles(env Env) error {
+func (pr *protector) controlFiles(env Dirs) error {
 	for _, f := range []struct{ name, why string }{
 		{"sandbox.toml", "global profiles: a later launch's policy"},
 		{"config.toml", "general config: a later launch's default profile and environment"},

@@ -39,8 +39,8 @@ import (
 // SandboxExec is the program that applies the profile.
 const SandboxExec = "/usr/bin/sandbox-exec"
 
-// Policy is a rendered Seatbelt profile.
-type Policy struct {
+// Profile is a rendered Seatbelt profile.
+type Profile struct {
 	Text string
 	// Params are the -D KEY=VALUE definitions the text refers to with
 	// (param "KEY"); exactly those, no more.
@@ -52,7 +52,7 @@ type Policy struct {
 
 // Args returns the full command line: sandbox-exec, the profile, its
 // parameters sorted by name, "--" and the command.
-func (s Policy) Args(command []string) []string {
+func (s Profile) Args(command []string) []string {
 	out := []string{SandboxExec, "-p", s.Text}
 	keys := make([]string, 0, len(s.Params))
 	for k := range s.Params {
@@ -95,12 +95,12 @@ const ptySlaves = `^/dev/ttys[0-9]+$`
 // Render returns the Seatbelt profile for p. A policy that does not enforce
 // (off) has no profile and is an error, as is anything that cannot be
 // written exactly: a renderer fails closed rather than guess.
-func Render(p *policy.Policy) (Policy, error) {
+func Render(p *policy.Policy) (Profile, error) {
 	if !p.Enforce {
-		return Policy{}, fmt.Errorf("profile %q does not enforce a sandbox; there is no Seatbelt profile to render", p.Profile)
+		return Profile{}, fmt.Errorf("profile %q does not enforce a sandbox; there is no Seatbelt profile to render", p.Profile)
 	}
 	if err := checkPaths(p); err != nil {
-		return Policy{}, err
+		return Profile{}, err
 	}
 	w := &writer{params: map[string]string{}}
 	for _, r := range []struct{ name, path string }{
@@ -120,10 +120,10 @@ func Render(p *policy.Policy) (Policy, error) {
 	deviceRules(w)
 	protection(w, p)
 	if err := denyRules(w, p); err != nil {
-		return Policy{}, err
+		return Profile{}, err
 	}
 
-	out := Policy{Text: w.b.String(), Params: w.params}
+	out := Profile{Text: w.b.String(), Params: w.params}
 	if p.Network.RestrictChildren && !p.Network.Isolate {
 		out.Notes = append(out.Notes, "restrict_network has no effect on macOS: Seatbelt cannot tell the wrapped command from the processes it starts, so both keep the network")
 	}

@@ -49,7 +49,7 @@ const (
 	ActionForced  = "forced"
 )
 
-// Policy is the parsed [shell_environment_policy] section.
+// Rules is the parsed [shell_environment_policy] section.
 //
 // Defaults: with no section at all the policy is Default(), which leaves the
 // environment unchanged. When the section exists but omits a key, that key
@@ -57,8 +57,8 @@ const (
 // to TRUE, so the default secret patterns apply only when the user writes
 // ignore_default_excludes = false. A config loader must therefore start from
 // Default() and overlay the keys present; note that the Go zero value
-// Policy{} has IgnoreDefaultExcludes=false and so is NOT the default.
-type Policy struct {
+// Rules{} has IgnoreDefaultExcludes=false and so is NOT the default.
+type Rules struct {
 	Inherit               string // "all", "core", "none"; "" means "all"
 	IgnoreDefaultExcludes bool
 	Exclude               []string
@@ -71,8 +71,8 @@ type Policy struct {
 // ignore_default_excludes = true, no exclude, include_only or set. Applying
 // it leaves the environment unchanged (apart from the normalisation
 // described on Apply).
-func Default() Policy {
-	return Policy{Inherit: InheritAll, IgnoreDefaultExcludes: true}
+func Default() Rules {
+	return Rules{Inherit: InheritAll, IgnoreDefaultExcludes: true}
 }
 
 // defaultExcludes are the secret patterns dropped unless
@@ -123,7 +123,7 @@ func (e *FieldError) Error() string {
 // Validate reports every problem in p, joined, each a *FieldError naming the
 // offending key, e.g. `exclude[2] "A[B": invalid character '[' in pattern`.
 // The caller adds file:line. Values of Set are never quoted in errors.
-func (p Policy) Validate() error {
+func (p Rules) Validate() error {
 	var errs []error
 	add := func(key string, index int, format string, args ...any) {
 		errs = append(errs, &FieldError{Key: key, Index: index, Msg: fmt.Sprintf(format, args...)})
@@ -222,7 +222,7 @@ type entry struct {
 // Forced keys come from the launcher, not the user; a forced key that is
 // empty or contains '=' or NUL cannot be exported and is reported as
 // dropped ("invalid forced name") instead.
-func Apply(environ []string, p Policy, platform string, forced map[string]string) Result {
+func Apply(environ []string, p Rules, platform string, forced map[string]string) Result {
 	vars := map[string]*entry{}
 	var order []string
 	add := func(name string) *entry {

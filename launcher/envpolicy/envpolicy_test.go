@@ -64,7 +64,7 @@ func TestApply(t *testing.T) {
 	tests := []struct {
 		name     string
 		env      []string
-		p        Policy
+		p        Rules
 		platform string
 		forced   map[string]string
 		want     []string
@@ -72,7 +72,7 @@ func TestApply(t *testing.T) {
 	}{
 		{
 			name: "inherit all (empty string) with default excludes",
-			env:  base, p: Policy{}, platform: "linux",
+			env:  base, p: Rules{}, platform: "linux",
 			want: []string{"ACME2=2", "ACME_ID=1", "CIX=4", "CI_X=3", "DISPLAY=:0", "EDITOR=vi", "HOME=/home/u",
 				"LC_ALL=C", "LC_CTYPE=UTF-8", "PATH=/bin", "SSH_AUTH_SOCK=/tmp/a", "USER=u", "__CF_USER_TEXT_ENCODING=0x1F5"},
 			why: map[string]string{
@@ -85,12 +85,12 @@ func TestApply(t *testing.T) {
 		{
 			name: "ignore_default_excludes keeps secrets",
 			env:  []string{"GITHUB_TOKEN=t", "aws_secret_access_key=s", "MY_KEY_FILE=k"},
-			p:    Policy{Inherit: "all", IgnoreDefaultExcludes: true}, platform: "linux",
+			p:    Rules{Inherit: "all", IgnoreDefaultExcludes: true}, platform: "linux",
 			want: []string{"GITHUB_TOKEN=t", "MY_KEY_FILE=k", "aws_secret_access_key=s"},
 		},
 		{
 			name: "inherit core linux",
-			env:  base, p: Policy{Inherit: "core", IgnoreDefaultExcludes: true}, platform: "linux",
+			env:  base, p: Rules{Inherit: "core", IgnoreDefaultExcludes: true}, platform: "linux",
 			want: []string{"HOME=/home/u", "LC_ALL=C", "LC_CTYPE=UTF-8", "PATH=/bin", "USER=u"},
 			why: map[string]string{
 				"DISPLAY":                 "dropped: inherit=core",
@@ -101,31 +101,31 @@ func TestApply(t *testing.T) {
 		},
 		{
 			name: "inherit core darwin",
-			env:  base, p: Policy{Inherit: "core", IgnoreDefaultExcludes: true}, platform: "darwin",
+			env:  base, p: Rules{Inherit: "core", IgnoreDefaultExcludes: true}, platform: "darwin",
 			want: []string{"HOME=/home/u", "LC_ALL=C", "LC_CTYPE=UTF-8", "PATH=/bin", "USER=u", "__CF_USER_TEXT_ENCODING=0x1F5"},
 			why:  map[string]string{"__CF_USER_TEXT_ENCODING": "kept: inherit=core"},
 		},
 		{
 			name: "inherit core is case-insensitive and not a prefix match",
 			env:  []string{"path=/x", "PATHX=1", "lc_all=C", "LC_=1", "LC=2"},
-			p:    Policy{Inherit: "core", IgnoreDefaultExcludes: true}, platform: "linux",
+			p:    Rules{Inherit: "core", IgnoreDefaultExcludes: true}, platform: "linux",
 			want: []string{"LC_=1", "lc_all=C", "path=/x"},
 		},
 		{
 			name: "inherit none",
-			env:  base, p: Policy{Inherit: "none", IgnoreDefaultExcludes: true}, platform: "linux",
+			env:  base, p: Rules{Inherit: "none", IgnoreDefaultExcludes: true}, platform: "linux",
 			want: []string{},
 			why:  map[string]string{"PATH": "dropped: inherit=none"},
 		},
 		{
 			name: "unknown inherit fails closed",
-			env:  []string{"PATH=/bin"}, p: Policy{Inherit: "everything"}, platform: "linux",
+			env:  []string{"PATH=/bin"}, p: Rules{Inherit: "everything"}, platform: "linux",
 			want: []string{},
 		},
 		{
 			name: "exclude with * and ?",
 			env:  base,
-			p:    Policy{IgnoreDefaultExcludes: true, Exclude: []string{"ACME_*", "CI?X", "*TOKEN"}}, platform: "linux",
+			p:    Rules{IgnoreDefaultExcludes: true, Exclude: []string{"ACME_*", "CI?X", "*TOKEN"}}, platform: "linux",
 			want: []string{"ACME2=2", "CIX=4", "DISPLAY=:0", "EDITOR=vi", "HOME=/home/u",
 				"LC_ALL=C", "LC_CTYPE=UTF-8", "MY_KEY_FILE=/k", "PATH=/bin", "SSH_AUTH_SOCK=/tmp/a", "USER=u",
 				"__CF_USER_TEXT_ENCODING=0x1F5", "aws_secret_access_key=s3"},
@@ -139,19 +139,19 @@ func TestApply(t *testing.T) {
 		{
 			name: "? matches exactly one character",
 			env:  []string{"CIX=1", "CI_X=2", "CI__X=3"},
-			p:    Policy{IgnoreDefaultExcludes: true, Exclude: []string{"CI?X"}}, platform: "linux",
+			p:    Rules{IgnoreDefaultExcludes: true, Exclude: []string{"CI?X"}}, platform: "linux",
 			want: []string{"CIX=1", "CI__X=3"},
 		},
 		{
 			name: "patterns are case-insensitive both ways",
 			env:  []string{"Acme_Id=1", "acme_other=2", "KEEP=3"},
-			p:    Policy{IgnoreDefaultExcludes: true, Exclude: []string{"aCmE_*"}}, platform: "linux",
+			p:    Rules{IgnoreDefaultExcludes: true, Exclude: []string{"aCmE_*"}}, platform: "linux",
 			want: []string{"KEEP=3"},
 		},
 		{
 			name:     "set overrides an excluded and a default-excluded name",
 			env:      []string{"ACME_ID=old", "GITHUB_TOKEN=old"},
-			p:        Policy{Exclude: []string{"ACME_*"}, Set: map[string]string{"ACME_ID": "new", "GITHUB_TOKEN": "", "MY_FLAG": "1"}},
+			p:        Rules{Exclude: []string{"ACME_*"}, Set: map[string]string{"ACME_ID": "new", "GITHUB_TOKEN": "", "MY_FLAG": "1"}},
 			platform: "linux",
 			want:     []string{"ACME_ID=new", "GITHUB_TOKEN=", "MY_FLAG=1"},
 			why: map[string]string{
@@ -163,13 +163,13 @@ func TestApply(t *testing.T) {
 		{
 			name: "set under inherit none",
 			env:  []string{"PATH=/bin"},
-			p:    Policy{Inherit: "none", Set: map[string]string{"PATH": "/usr/bin"}}, platform: "linux",
+			p:    Rules{Inherit: "none", Set: map[string]string{"PATH": "/usr/bin"}}, platform: "linux",
 			want: []string{"PATH=/usr/bin"},
 		},
 		{
 			name: "include_only after set drops set names not listed",
 			env:  base,
-			p: Policy{IgnoreDefaultExcludes: true, IncludeOnly: []string{"path", "HOME", "LC_*", "MY_*"},
+			p: Rules{IgnoreDefaultExcludes: true, IncludeOnly: []string{"path", "HOME", "LC_*", "MY_*"},
 				Set: map[string]string{"MY_FLAG": "1", "OTHER_FLAG": "2"}},
 			platform: "linux",
 			want:     []string{"HOME=/home/u", "LC_ALL=C", "LC_CTYPE=UTF-8", "MY_FLAG=1", "MY_KEY_FILE=/k", "PATH=/bin"},
@@ -182,21 +182,21 @@ func TestApply(t *testing.T) {
 		{
 			name: "include_only cannot resurrect an excluded name",
 			env:  []string{"PATH=/bin", "GITHUB_TOKEN=t"},
-			p:    Policy{IncludeOnly: []string{"PATH", "GITHUB_TOKEN"}}, platform: "linux",
+			p:    Rules{IncludeOnly: []string{"PATH", "GITHUB_TOKEN"}}, platform: "linux",
 			want: []string{"PATH=/bin"},
 			why:  map[string]string{"GITHUB_TOKEN": "dropped: default exclude *TOKEN*"},
 		},
 		{
 			name:     "empty lists and nil set behave like absent",
 			env:      []string{"A=1", "B=2"},
-			p:        Policy{Inherit: "all", IgnoreDefaultExcludes: true, Exclude: []string{}, IncludeOnly: []string{}, Set: map[string]string{}},
+			p:        Rules{Inherit: "all", IgnoreDefaultExcludes: true, Exclude: []string{}, IncludeOnly: []string{}, Set: map[string]string{}},
 			platform: "linux",
 			want:     []string{"A=1", "B=2"},
 		},
 		{
 			name:     "forced survives include_only and inherit none and overrides set",
 			env:      []string{"PATH=/bin", "GROK_SANDBOX_PROFILE=evil"},
-			p:        Policy{Inherit: "none", IncludeOnly: []string{"PATH"}, Exclude: []string{"GROK_*"}, Set: map[string]string{"GROK_SANDBOX_BACKEND": "x"}},
+			p:        Rules{Inherit: "none", IncludeOnly: []string{"PATH"}, Exclude: []string{"GROK_*"}, Set: map[string]string{"GROK_SANDBOX_BACKEND": "x"}},
 			platform: "linux",
 			forced:   map[string]string{"GROK_SANDBOX_PROFILE": "strict", "GROK_SANDBOX_BACKEND": "bwrap"},
 			want:     []string{"GROK_SANDBOX_BACKEND=bwrap", "GROK_SANDBOX_PROFILE=strict"},
@@ -266,7 +266,7 @@ func TestDecisionsNeverContainValues(t *testing.T) {
 		"OPENAI_API_KEY=" + secret, "PLAIN=" + secret, "ACME_X=" + secret,
 		"PATH=/bin", "noequals" + secret, // malformed: not reported at all
 	}
-	policies := []Policy{
+	policies := []Rules{
 		Default(), {}, {Inherit: "core"}, {Inherit: "none"},
 		{Exclude: []string{"ACME_*"}, IncludeOnly: []string{"PATH", "PLAIN"}, Set: map[string]string{"NEW": secret}},
 	}
@@ -332,24 +332,24 @@ func TestMatch(t *testing.T) {
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		p    Policy
+		p    Rules
 		want []string // substrings of the error; nil means valid
 	}{
 		{"default", Default(), nil},
-		{"zero", Policy{}, nil},
-		{"full valid", Policy{Inherit: "core", Exclude: []string{"ACME_*", "CI_?", "a.b-c"},
+		{"zero", Rules{}, nil},
+		{"full valid", Rules{Inherit: "core", Exclude: []string{"ACME_*", "CI_?", "a.b-c"},
 			IncludeOnly: []string{"PATH", "LC_*"}, Set: map[string]string{"MY_FLAG": "1", "EMPTY": ""}}, nil},
-		{"none", Policy{Inherit: "none"}, nil},
-		{"unknown inherit", Policy{Inherit: "ALL"}, []string{`inherit "ALL"`}},
-		{"bracket", Policy{Exclude: []string{"A", "B", "A[B"}}, []string{`exclude[2] "A[B": invalid character '['`}},
-		{"equals", Policy{Exclude: []string{"A=B"}}, []string{`exclude[0] "A=B": invalid character '='`}},
-		{"space", Policy{IncludeOnly: []string{"PATH", "HO ME"}}, []string{`include_only[1] "HO ME": invalid character ' '`}},
-		{"tab", Policy{IncludeOnly: []string{"\tX"}}, []string{`include_only[0] "\tX"`}},
-		{"empty pattern", Policy{Exclude: []string{""}}, []string{`exclude[0] "": empty pattern`}},
-		{"empty set key", Policy{Set: map[string]string{"": "1"}}, []string{`set key "": empty variable name`}},
-		{"= in set key", Policy{Set: map[string]string{"A=B": "1"}}, []string{`set key "A=B": variable name contains '='`}},
-		{"NUL in set value", Policy{Set: map[string]string{"A": "x\x00y"}}, []string{`set key "A": value contains NUL`}},
-		{"several errors joined", Policy{Inherit: "x", Exclude: []string{"*["}, Set: map[string]string{"=": ""}},
+		{"none", Rules{Inherit: "none"}, nil},
+		{"unknown inherit", Rules{Inherit: "ALL"}, []string{`inherit "ALL"`}},
+		{"bracket", Rules{Exclude: []string{"A", "B", "A[B"}}, []string{`exclude[2] "A[B": invalid character '['`}},
+		{"equals", Rules{Exclude: []string{"A=B"}}, []string{`exclude[0] "A=B": invalid character '='`}},
+		{"space", Rules{IncludeOnly: []string{"PATH", "HO ME"}}, []string{`include_only[1] "HO ME": invalid character ' '`}},
+		{"tab", Rules{IncludeOnly: []string{"\tX"}}, []string{`include_only[0] "\tX"`}},
+		{"empty pattern", Rules{Exclude: []string{""}}, []string{`exclude[0] "": empty pattern`}},
+		{"empty set key", Rules{Set: map[string]string{"": "1"}}, []string{`set key "": empty variable name`}},
+		{"= in set key", Rules{Set: map[string]string{"A=B": "1"}}, []string{`set key "A=B": variable name contains '='`}},
+		{"NUL in set value", Rules{Set: map[string]string{"A": "x\x00y"}}, []string{`set key "A": value contains NUL`}},
+		{"several errors joined", Rules{Inherit: "x", Exclude: []string{"*["}, Set: map[string]string{"=": ""}},
 			[]string{`inherit "x"`, `exclude[0] "*["`, `set key "="`}},
 	}
 	for _, tc := range tests {
@@ -374,7 +374,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateDoesNotLeakSetValues(t *testing.T) {
-	err := Policy{Set: map[string]string{"A=B": "topsecret", "C": "also\x00secret"}}.Validate()
+	err := Rules{Set: map[string]string{"A=B": "topsecret", "C": "also\x00secret"}}.Validate()
 	if err == nil || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("err = %v", err)
 	}

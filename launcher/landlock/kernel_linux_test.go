@@ -159,7 +159,7 @@ func kernelChild(mode, root string) int {
 	strict := mode == "strict"
 	p := testPolicy(root, polOpts{strict: strict, readOnly: []string{"ws/ro"}, protected: []string{"ws/prot/target.txt"}})
 	abi := ABI()
-	rs, err := Plan(p, abi)
+	rs, err := RulesetFor(p, abi)
 	if err != nil {
 		fmt.Printf("FAIL plan: %v\n", err)
 		return 1

@@ -200,12 +200,12 @@ type Ruleset struct {
 	Notes []string
 }
 
-// Plan turns a policy into a ruleset for the given Landlock ABI. It reads
+// RulesetFor turns a policy into a ruleset for the given Landlock ABI. It reads
 // the file system only to split directories (listing them) and to check the
 // paths it puts in rules (Lstat, symlink resolution). It returns an error,
 // one line that names the path and says what to do, for anything Landlock
 // cannot express exactly.
-func Plan(p *policy.Policy, abi int) (*Ruleset, error) {
+func RulesetFor(p *policy.Policy, abi int) (*Ruleset, error) {
 	switch {
 	case p == nil || !p.Enforce:
 		return nil, errors.New("landlock: the policy enforces nothing (profile off): there is nothing to restrict")

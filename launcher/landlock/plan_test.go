@@ -180,7 +180,7 @@ func TestPlan(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			root := tree(t, "")
 			p := testPolicy(root, c.opts)
-			rs, err := Plan(p, abi)
+			rs, err := RulesetFor(p, abi)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestPlan(t *testing.T) {
 				}
 			}
 			// The plan is deterministic.
-			again, err := Plan(p, abi)
+			again, err := RulesetFor(p, abi)
 			if err != nil || len(again.Rules) != len(rs.Rules) {
 				t.Fatalf("second plan differs: %v", err)
 			}
@@ -267,7 +267,7 @@ func TestPlanRefuses(t *testing.T) {
 			if c.edit != nil {
 				c.edit(p)
 			}
-			rs, err := Plan(p, c.abi)
+			rs, err := RulesetFor(p, c.abi)
 			if err == nil {
 				t.Fatalf("planned %d rules, want a refusal", len(rs.Rules))
 			}
@@ -283,7 +283,7 @@ func TestPlanRefuses(t *testing.T) {
 func TestCheck(t *testing.T) {
 	root := tree(t, "")
 	p := testPolicy(root, polOpts{})
-	rs, err := Plan(p, 7)
+	rs, err := RulesetFor(p, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestABISets(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := testPolicy(root, polOpts{noHooks: !c.protectedAllowed, isolate: c.isolate})
-		rs, err := Plan(p, c.abi)
+		rs, err := RulesetFor(p, c.abi)
 		if err != nil {
 			t.Fatalf("ABI %d: %v", c.abi, err)
 		}
