@@ -21,6 +21,7 @@ The profile is the first of: --profile NAME (or --sandbox), $GROK_SANDBOX,
 Environment:
   GROK_SANDBOX   the profile when --profile is not given
   GROK_HOME      grok-sandbox's home (default ~/.grok)
+  GROK_SANDBOX_BWRAP  the bwrap to use (default: /usr/bin, /usr/local/bin or /bin; never PATH)
 
 Files:
   GROK_HOME/sandbox.toml          global profiles

@@ -152,12 +152,14 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			// testdata/golden/out/NAME. UPDATE_GOLDEN=1 rewrites the file
 			// instead: read the diff before committing it.
 			"cmpgolden": cmpGolden,
-			// nobwrap leaves bwrap off PATH: the rest of PATH is replaced
-			// by a directory of links to every program but bwrap.
+			// nobwrap makes bwrap missing: GROK_SANDBOX_BWRAP names a
+			// file that does not exist (grok-sandbox never looks on PATH),
+			// and PATH holds links to every program but bwrap.
 			"nobwrap": func(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Setenv("PATH", pathWithout(ts, "bwrap"))
+				ts.Setenv("GROK_SANDBOX_BWRAP", ts.MkAbs("no-bwrap-here/bwrap"))
 			},
-			// fakebwrap puts a stand-in bwrap first on PATH that fails the
+			// fakebwrap makes GROK_SANDBOX_BWRAP a stand-in that fails the
 			// way bwrap does under Ubuntu's AppArmor restriction.
 			"fakebwrap": func(ts *testscript.TestScript, neg bool, args []string) {
 				dir := ts.MkAbs("fakebin")
@@ -165,6 +167,7 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				script := "#!/bin/sh\ncase \"$1\" in --version) echo 'bubblewrap 0.8.0'; exit 0;; esac\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
 				ts.Check(os.WriteFile(filepath.Join(dir, "bwrap"), []byte(script), 0o755))
 				ts.Setenv("PATH", dir+string(filepath.ListSeparator)+ts.Getenv("PATH"))
+				ts.Setenv("GROK_SANDBOX_BWRAP", filepath.Join(dir, "bwrap"))
 			},
 			// sandbox is `grok-sandbox run` as the script's user.
 			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {

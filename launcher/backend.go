@@ -60,16 +60,44 @@ type bwrapCache struct {
 	Version string `json:"version"`
 }
 
-// FindBwrap locates bwrap on PATH and says whether it can make a sandbox
+// bwrapDirs are where bwrap is looked for: system directories only, never
+// PATH. bwrap runs outside the sandbox with the user's full rights, and a
+// directory on PATH may be one a sandbox can write (an activated
+// virtualenv's bin, node_modules/.bin, ~/.local/bin under a grant): a
+// bwrap planted there would run at the next launch.
+var bwrapDirs = []string{"/usr/bin", "/usr/local/bin", "/bin"}
+
+// bwrapPath is GROK_SANDBOX_BWRAP when set (an absolute path the user
+// chose), else the first bwrap in bwrapDirs.
+func bwrapPath() (string, error) {
+	if p := os.Getenv("GROK_SANDBOX_BWRAP"); p != "" {
+		if !filepath.IsAbs(p) {
+			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s is not an absolute path", Printable(p))
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); GROK_SANDBOX_BWRAP=%s: %v", Printable(p), err)
+		}
+		return p, nil
+	}
+	for _, d := range bwrapDirs {
+		p := filepath.Join(d, "bwrap")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); looked in %s (never on PATH)", strings.Join(bwrapDirs, ", "))
+}
+
+// FindBwrap locates bwrap (see bwrapPath) and says whether it can make a sandbox
 // here. A successful probe is remembered (when remember is set: run does,
 // read-only verbs write nothing) in the user's cache directory, keyed on
 // everything it depends on, so launches do not pay for it; a failure is
 // never remembered (so a planted cache file can only skip a probe that
 // would pass, never force a fallback).
 func FindBwrap(grokHome string, useCache, remember bool) Bubblewrap {
-	path, err := exec.LookPath("bwrap")
+	path, err := bwrapPath()
 	if err != nil {
-		return Bubblewrap{Reason: "bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: sudo apt-get install bubblewrap)"}
+		return Bubblewrap{Reason: err.Error()}
 	}
 	info := Bubblewrap{Path: path}
 	key, err := bwrapCacheKey(path)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -346,8 +345,9 @@ func (plan *Plan) exec(path string) error {
 // --args descriptor when they are many; the command bwrap execs (the init
 // stage) never does, and is checked to be there before the exec.
 func (plan *Plan) execBwrap() error {
-	bwrap, err := exec.LookPath("bwrap")
-	if err != nil {
+	// The bwrap selectBackend probed, found in system directories only.
+	bwrap := plan.Bwrap.Path
+	if bwrap == "" {
 		return refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap) or choose --profile off")
 	}
 	l := *plan.Launch
