@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/envpolicy"
 )
@@ -322,6 +323,31 @@ func tomlType(v any) string {
 	return "a value of another type"
 }
 
+// openConfig opens a config file without following a link and without
+// blocking, and refuses anything but a regular file: a sandbox that can
+// write the workspace can create .grok/sandbox.toml, and a FIFO there would
+// hang every later launch, a link would make the launcher read (and quote in
+// its errors) a file the sandbox cannot see.
+func openConfig(file string) (*os.File, error) {
+	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP {
+		return nil, errors.New("is a symbolic link; config files are read only as regular files (a sandbox could plant a link): put the file itself there")
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: file, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, errors.New("is not a regular file; move it away")
+	}
+	return os.NewFile(uintptr(fd), file), nil
+}
+
 // MaxConfigSize is the largest config file grok-sandbox reads. Every launch
 // parses the config files, and a real one is a few kilobytes: a file past
 // this is refused rather than slowing every run.
@@ -330,7 +356,7 @@ const MaxConfigSize = 1 << 20
 // decodeFile decodes one TOML file strictly: a syntax error, a wrong type and
 // (for the keys in strictTables) an unknown key each fail with file:line.
 func decodeFile(file string, v any, strictTables func(toml.Key) bool) (keyLines, bool, error) {
-	f, err := os.Open(file)
+	f, err := openConfig(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}
