@@ -38,6 +38,7 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   listen-abstract NAME      listen on the abstract Unix socket @NAME
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
   memwrite PID              open /proc/PID/mem for writing (never writes)
+  exchange-loop A B SECS    swap A and B (renameat2 RENAME_EXCHANGE) for SECS seconds
   keyring-add NAME VALUE    add a user key to the user keyring (@u)
   keyring-read NAME         print the user key NAME of the user keyring (@u)
   layers [--any-bounding] [--proc-writable] [--mask PATH]... [--readonly PATH]...
@@ -113,6 +114,22 @@ func probeMain() int {
 		var fd int
 		if fd, err = unix.Open(args[0], unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, uint32(mode)); err == nil {
 			unix.Close(fd)
+		}
+	case "exchange-loop":
+		if len(args) != 3 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		secs, _ := strconv.Atoi(args[2])
+		n := 0
+		for end := time.Now().Add(time.Duration(secs) * time.Second); time.Now().Before(end); n++ {
+			if err = unix.Renameat2(unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], unix.RENAME_EXCHANGE); err != nil {
+				break
+			}
+		}
+		if err == nil && n%2 == 1 {
+			// Leave the names as they were.
+			err = unix.Renameat2(unix.AT_FDCWD, args[0], unix.AT_FDCWD, args[1], unix.RENAME_EXCHANGE)
 		}
 	case "memwrite":
 		fd, e := unix.Open("/proc/"+one()+"/mem", unix.O_RDWR|unix.O_CLOEXEC, 0)

@@ -15,10 +15,13 @@
 //     (no process can write another's memory through /proc/PID/mem; not
 //     where nested user namespaces are allowed) with /proc/sys and friends
 //     read-only, and /sys read-only;
-//  5. masks, after everything they must cover, each made from a private
-//     source that no sandbox can reach (an empty tmpfs for a directory, an
-//     empty copy in bwrap's own staging area for a file);
-//  6. the working directory, the seccomp filter, and the init stage.
+//  5. the working directory, the seccomp filter, and the init stage.
+//
+// Masks are not bwrap's: the init stage mounts them after all of this, by
+// descriptor onto the very file resolution found. bwrap creates a missing
+// mount point through whatever the path holds when it gets there (creat,
+// which truncates), and a concurrent sandbox that may write the workspace
+// can put a link there.
 //
 // It targets bubblewrap 0.8.0: no --argv0, no --bind-fd, no overlays.
 package argv
@@ -51,17 +54,14 @@ type Options struct {
 	// InitCaps are the capabilities (in the sandbox's user namespace only)
 	// the init stage needs and drops before the command runs.
 	InitCaps []string
-	// InitMasks is true when the masks are too many for bwrap and Init
-	// mounts them instead.
+	// InitMasks is true when the policy has masks: Init mounts them (bwrap
+	// never does; see the package doc).
 	InitMasks bool
 	// MapToRoot runs the sandbox as uid and gid 0 of its user namespace
 	// (your own ids outside). bwrap then needs no second, nested user
 	// namespace for an ordinary user, and only in the first one can Init
 	// mount.
 	MapToRoot bool
-	// MaskFDBase is the first descriptor of those that mask files: the
-	// n-th file mask copies its (empty) contents from MaskFDBase+n.
-	MaskFDBase int
 }
 
 // Launch is a rendered bwrap invocation. The boundary between bwrap's
@@ -72,9 +72,6 @@ type Launch struct {
 	Bwrap   string
 	Options []string
 	Command []string
-	// MaskFDs are the descriptors Options reads masks from: each must be
-	// open on an empty source (/dev/null) when bwrap starts.
-	MaskFDs []int
 }
 
 // Argv is the whole command line: bwrap, its options, "--", the command.
@@ -160,22 +157,6 @@ func Render(p *policy.Policy, o Options) Launch {
 	}
 
 	l := Launch{Bwrap: o.Bwrap}
-	if !o.InitMasks {
-		for _, m := range p.Masks {
-			// Mode 0000 and read-only: with every capability dropped
-			// nobody, root included, can open, list, enter, chmod, write,
-			// remove or rename it. Each source is private to this
-			// sandbox: an empty tmpfs, or a copy bwrap makes of an empty
-			// descriptor in its own staging area.
-			if m.Dir {
-				add("--perms", "0000", "--tmpfs", m.Path, "--remount-ro", m.Path)
-				continue
-			}
-			fd := o.MaskFDBase + len(l.MaskFDs)
-			l.MaskFDs = append(l.MaskFDs, fd)
-			add("--perms", "0000", "--ro-bind-data", strconv.Itoa(fd), m.Path)
-		}
-	}
 	if !rootBound {
 		// The empty root bwrap starts from is a tmpfs; make it read-only
 		// so nothing can be created outside the grants.

@@ -3,14 +3,13 @@ package argv
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
 
 	"grok-sandbox/launcher/policy"
 )
 
 func opts() Options {
-	return Options{Bwrap: "bwrap", Chdir: "/w", SeccompFD: 10, Init: []string{"/proc/self/fd/12", "__sandbox-init", "11"}, MaskFDBase: 20}
+	return Options{Bwrap: "bwrap", Chdir: "/w", SeccompFD: 10, Init: []string{"/proc/self/fd/12", "__sandbox-init", "11"}}
 }
 
 // shape builds a policy with grants grants and masks masks, each in a
@@ -65,17 +64,8 @@ func TestRenderBoundaryInEveryShape(t *testing.T) {
 			if j := slices.Index(l.Options, "--remount-ro"); j < 0 || l.Options[j+1] != "/proc" {
 				t.Errorf("/proc is not remounted read-only")
 			}
-			wantFDs := len(p.Masks)
-			if o.InitMasks {
-				wantFDs = 0
-			}
-			if len(l.MaskFDs) != wantFDs {
-				t.Errorf("%d mask descriptors, want %d", len(l.MaskFDs), wantFDs)
-			}
-			for n, fd := range l.MaskFDs {
-				if fd != 20+n || !slices.Contains(l.Options, strconv.Itoa(fd)) {
-					t.Errorf("mask descriptor %d: %d, not used in the options", n, fd)
-				}
+			if slices.Contains(l.Options, "--ro-bind-data") || slices.Contains(l.Options, "--tmpfs") {
+				t.Errorf("bwrap mounts masks; the init stage must")
 			}
 		})
 	}
@@ -95,20 +85,5 @@ func TestRenderKernelInterfacesAfterRootGrant(t *testing.T) {
 	}
 	if bindRoot < 0 || sys < bindRoot {
 		t.Fatalf("/sys (%d) is not bound read-only after the writable / (%d): %q", sys, bindRoot, l.Options)
-	}
-}
-
-// A denied directory becomes a mode-0000 tmpfs remounted read-only, a file a
-// mode-0000 copy of an empty descriptor: nothing shared, nothing on a path.
-func TestRenderMaskSources(t *testing.T) {
-	p := &policy.Policy{ReadAll: true, Masks: []policy.Mask{{Path: "/w/d", Dir: true}, {Path: "/w/f"}}}
-	l := Render(p, opts())
-	want := []string{"--perms", "0000", "--tmpfs", "/w/d", "--remount-ro", "/w/d", "--perms", "0000", "--ro-bind-data", "20", "/w/f"}
-	i := slices.Index(l.Options, "--perms")
-	if i < 0 || !slices.Equal(l.Options[i:i+len(want)], want) {
-		t.Fatalf("masks rendered as %q", l.Options)
-	}
-	if !slices.Equal(l.MaskFDs, []int{20}) {
-		t.Fatalf("mask descriptors %v", l.MaskFDs)
 	}
 }

@@ -69,9 +69,6 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 		}
 		if plan.Launch != nil {
 			fds[strconv.Itoa(sandboxinit.FDSelf)] = map[string]any{"what": "grok-sandbox's own executable (the init stage)"}
-			for _, fd := range plan.Launch.MaskFDs {
-				fds[strconv.Itoa(fd)] = map[string]any{"what": "/dev/null, the empty source of a file mask"}
-			}
 		}
 		doc["descriptors"] = fds
 		return writeJSON(w, doc)

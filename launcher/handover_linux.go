@@ -132,21 +132,6 @@ func handOverEventLog(target int, grokHome string) error {
 	return place(fd, target)
 }
 
-// handOverEmpty opens /dev/null on each of fds: bwrap copies each one into a
-// mode-0000 file that masks a denied file.
-func handOverEmpty(fds []int) error {
-	for _, target := range fds {
-		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return refuse("cannot open /dev/null for the masks: %v", err)
-		}
-		if err := place(fd, target); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // shieldFromTerminalSignals makes this process ignore SIGINT and SIGQUIT
 // before it execs bwrap. bwrap's outer process stays in the terminal's
 // foreground group and does not handle them: a Ctrl-C would kill it, and

@@ -12,8 +12,6 @@ func handOverSelf(target int) error { return nil }
 
 func handOverEventLog(target int, grokHome string) error { return nil }
 
-func handOverEmpty(fds []int) error { return nil }
-
 func closeInherited() error { return nil }
 
 func shieldFromTerminalSignals() error { return nil }

@@ -369,9 +369,6 @@ func (plan *Plan) execBwrap() error {
 	if err := handOverEventLog(sandboxinit.FDEvents, plan.Dirs.GrokHome); err != nil {
 		return err
 	}
-	if err := handOverEmpty(l.MaskFDs); err != nil {
-		return err
-	}
 	argv, err := viaArgsFD(l)
 	if err != nil {
 		return err

@@ -698,7 +698,12 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 			continue
 		}
 		seen[path] = true
-		p.Masks = append(p.Masks, policy.Mask{Path: path, Dir: dir, Entry: m.Entry})
+		dev, ino, ok := fileID(path)
+		if !ok {
+			p.Skipped = append(p.Skipped, policy.Skipped{Path: path, Entry: m.Entry, Reason: "does not exist"})
+			continue
+		}
+		p.Masks = append(p.Masks, policy.Mask{Path: path, Dir: dir, Entry: m.Entry, Dev: dev, Ino: ino})
 	}
 	// Parents first; a path inside a masked directory is hidden already,
 	// and mounting on it would fail, since the mask has nothing inside.

@@ -13,13 +13,6 @@ import (
 	"grok-sandbox/launcher/seccomp"
 )
 
-// maxBwrapMasks is how many masks go on bwrap's command line; past this the
-// init stage mounts them. bwrap rereads the whole mount table for every
-// mount, so its time grows with the square of the masks (measured with
-// scripts/maskbench: 100 masks add 17 ms, 1,000 add 0.85 s), and every file
-// mask costs bwrap a descriptor; the init stage mounts 5,000 in about 80 ms.
-const maxBwrapMasks = 200
-
 // baseRules is the filter every process of an enforcing sandbox carries,
 // installed before grok-sandbox's own code runs inside it: terminal
 // injection, the keyring, io_uring (whose operations no filter sees: socket
@@ -78,10 +71,16 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 		SeccompFD: sandboxinit.FDSeccomp,
 		// The profile rides on pid 1's command line, which nothing in the
 		// sandbox can change (see Status).
-		Init:       []string{"/proc/self/fd/" + strconv.Itoa(sandboxinit.FDSelf), sandboxinit.Command, strconv.Itoa(sandboxinit.FDInit), p.Profile},
-		MaskFDBase: sandboxinit.FDMaskBase,
+		Init: []string{"/proc/self/fd/" + strconv.Itoa(sandboxinit.FDSelf), sandboxinit.Command, strconv.Itoa(sandboxinit.FDInit), p.Profile},
 	}
-	if len(p.Masks) > maxBwrapMasks {
+	// Every mask is mounted by the init stage, by descriptor onto the very
+	// file resolution found, never by bwrap: bwrap creates a missing
+	// mount point through whatever a path holds (creat truncates a file
+	// there, through a link planted by a concurrent sandbox), and a
+	// concurrent sandbox without this deny entry can write the workspace.
+	// (bwrap's mounts also cost time in the square of their number: 1,000
+	// masks took it 0.85 s; the init stage mounts 5,000 in about 80 ms.)
+	if len(p.Masks) > 0 {
 		o.InitMasks = true
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
 		o.MapToRoot = uid != 0

@@ -72,6 +72,10 @@ type Mask struct {
 	Path  string `json:"path"`
 	Dir   bool   `json:"directory"`
 	Entry string `json:"entry"`
+	// Dev and Ino identify the file found at launch: what is masked must
+	// be that file, whatever a concurrent sandbox did to the path since.
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
 }
 
 // Skipped is a deny match with nothing to mask: it does not exist, or the

@@ -41,9 +41,6 @@ const (
 	// FDEvents is the event log, opened before the sandbox starts, for the
 	// violations the supervisor records.
 	FDEvents = 13
-	// FDMaskBase is the first of one /dev/null descriptor per file mask
-	// that bwrap makes (--ro-bind-data copies it).
-	FDMaskBase = 20
 )
 
 // Config is what the init stage reads from FDInit: the command and

@@ -142,9 +142,16 @@ func readFD(fd int) ([]byte, error) {
 // so afterwards no path reaches the sources, in this sandbox or any other.
 const maskStaging = "/dev/shm"
 
-// mountMasks covers each masked path with an empty, mode-0000, read-only
-// file or directory of a private tmpfs (the same mechanism as bwrap's
-// --ro-bind, from a source that is nobody's to change).
+// mountMasks covers each masked file or directory with an empty, mode-0000,
+// read-only file or directory of a private tmpfs (staged, then detached:
+// afterwards no path reaches the sources, in this sandbox or any other).
+//
+// Each target is opened without following any link on the way
+// (RESOLVE_NO_SYMLINKS), checked to be the very file resolution found on
+// the host (device and inode), and mounted onto through its descriptor: a
+// concurrent sandbox that swapped the path meanwhile (for a link, another
+// file, a directory) makes the launch refuse, and can never make this
+// mount, or create or truncate, anything anywhere else.
 func mountMasks(masks []policy.Mask) error {
 	for _, m := range masks {
 		if policy.Within(m.Path, maskStaging) {
@@ -164,13 +171,18 @@ func mountMasks(masks []policy.Mask) error {
 	if err := unix.Mkdir(dir, 0); err != nil {
 		return fmt.Errorf("creating the directory mask: %v", err)
 	}
+	// Read-only before any bind: every bind of it is read-only from the
+	// start.
+	if err := unix.Mount("", maskStaging, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("making the masks read-only: %v", err)
+	}
 	for _, m := range masks {
 		src := file
 		if m.Dir {
 			src = dir
 		}
-		if err := bindReadOnly(src, m.Path); err != nil {
-			return fmt.Errorf("cannot mask %s: %v", m.Path, err)
+		if err := maskOne(src, m); err != nil {
+			return err
 		}
 	}
 	if err := unix.Unmount(maskStaging, unix.MNT_DETACH); err != nil {
@@ -179,26 +191,57 @@ func mountMasks(masks []policy.Mask) error {
 	return nil
 }
 
-func bindReadOnly(src, dst string) error {
-	if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-		return err
+// openNoLinks opens path as an O_PATH descriptor, one component at a
+// time, refusing a symbolic link anywhere on the way (what openat2's
+// RESOLVE_NO_SYMLINKS does; the base filter refuses openat2 itself).
+func openNoLinks(path string) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
 	}
-	// A remount must keep the flags the kernel locked on the mount it
-	// came from (nosuid, nodev, noexec), or it is refused.
-	var st unix.Statfs_t
-	if err := unix.Statfs(dst, &st); err != nil {
-		return err
-	}
-	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
-	for _, f := range []struct{ st, ms uintptr }{
-		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
-		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-	} {
-		if uintptr(st.Flags)&f.st != 0 {
-			flags |= f.ms
+	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
+		if name == "" || name == "." || name == ".." {
+			unix.Close(fd)
+			return -1, fmt.Errorf("%q is not a clean path", path)
 		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			unix.Close(next)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(next)
+			return -1, fmt.Errorf("%s is a symbolic link", name)
+		}
+		fd = next
 	}
-	return unix.Mount("", dst, "", flags, "")
+	return fd, nil
+}
+
+func maskOne(src string, m policy.Mask) error {
+	fd, err := openNoLinks(m.Path)
+	if err != nil {
+		return fmt.Errorf("cannot mask %s: %v (was it moved or replaced by a link during the launch?)", m.Path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("cannot mask %s: %v", m.Path, err)
+	}
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if st.Dev != m.Dev || st.Ino != m.Ino || isDir != m.Dir {
+		return fmt.Errorf("cannot mask %s: it is not the file found at launch (it was replaced meanwhile); refusing", m.Path)
+	}
+	target := fmt.Sprintf("/proc/self/fd/%d", fd)
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("cannot mask %s: %v", m.Path, err)
+	}
+	return nil
 }
 
 // dropCapabilities removes every capability from the calling thread for
