@@ -465,9 +465,15 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 	cmd := exec.CommandContext(ctx, g.git, "config", "--list", "--show-origin", "--includes", "-z")
 	cmd.Dir = gitdir
 	cmd.Env = []string{"HOME=" + g.env.Home, "PATH=/usr/bin:/bin", "LC_ALL=C", "GIT_DIR=" + gitdir}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	// A config (and what it includes) is a few kilobytes: a sandbox that
+	// planted a huge include must not make the launcher hold it in memory.
+	out, errb := &cappedBuffer{max: maxGitConfigOutput}, &cappedBuffer{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, errb
+	err := cmd.Run()
+	if err == nil && out.over {
+		err = fmt.Errorf("its configuration is larger than %d KiB", maxGitConfigOutput>>10)
+	}
+	if err != nil {
 		return c, refuse("git protection: cannot read the git config of %s (%v: %s); fix the config",
 			gitdir, err, strings.TrimSpace(errb.String()))
 	}
@@ -501,6 +507,27 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 		}
 	}
 	return c, nil
+}
+
+// maxGitConfigOutput bounds what git config --list may print at launch.
+const maxGitConfigOutput = 1 << 20
+
+// cappedBuffer keeps at most max bytes and notes that there was more.
+type cappedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.over = true
+		if room > 0 {
+			b.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
 }
 
 func gitTrue(v string) bool {
