@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -176,12 +177,29 @@ func mountMasks(masks []policy.Mask) error {
 	if err := unix.Mount("", maskStaging, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("making the masks read-only: %v", err)
 	}
+	// Masks in one directory share its descriptor (opened without links
+	// once): a glob's thousands of matches usually sit in a few.
+	parent, parentFD := "", -1
+	defer func() {
+		if parentFD >= 0 {
+			unix.Close(parentFD)
+		}
+	}()
 	for _, m := range masks {
 		src := file
 		if m.Dir {
 			src = dir
 		}
-		if err := maskOne(src, m); err != nil {
+		if d := filepath.Dir(m.Path); d != parent {
+			if parentFD >= 0 {
+				unix.Close(parentFD)
+			}
+			if parentFD, err = openNoLinks(d); err != nil {
+				return fmt.Errorf("cannot mask %s: %v (was a directory above it moved or replaced by a link during the launch?)", m.Path, err)
+			}
+			parent = d
+		}
+		if err := maskOne(parentFD, src, m); err != nil {
 			return err
 		}
 	}
@@ -198,6 +216,9 @@ func openNoLinks(path string) (int, error) {
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
+	}
+	if path == "/" {
+		return fd, nil
 	}
 	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
 		if name == "" || name == "." || name == ".." {
@@ -223,8 +244,8 @@ func openNoLinks(path string) (int, error) {
 	return fd, nil
 }
 
-func maskOne(src string, m policy.Mask) error {
-	fd, err := openNoLinks(m.Path)
+func maskOne(parentFD int, src string, m policy.Mask) error {
+	fd, err := unix.Openat(parentFD, filepath.Base(m.Path), unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("cannot mask %s: %v (was it moved or replaced by a link during the launch?)", m.Path, err)
 	}

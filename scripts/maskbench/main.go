@@ -4,8 +4,8 @@
 //
 //	go build -o /tmp/grok-sandbox . && go run ./scripts/maskbench -bin /tmp/grok-sandbox -dir /var/tmp/maskbench
 //
-// Up to 2,500 masks go on bwrap's command line (through --args past 1,000
-// options); more are mounted by grok-sandbox's init stage.
+// Every mask is mounted by grok-sandbox's init stage (by descriptor, onto
+// the file resolution found); bwrap mounts none.
 package main
 
 import (
