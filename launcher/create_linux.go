@@ -14,6 +14,11 @@ import (
 // directory that a concurrent sandbox swaps for a link after it was checked
 // cannot send the creation elsewhere.
 func createEmpty(path string, dir bool, mode fs.FileMode) error {
+	return createWith(path, dir, mode, nil)
+}
+
+// createWith is createEmpty for a file that holds content.
+func createWith(path string, dir bool, mode fs.FileMode, content []byte) error {
 	dfd, err := unix.Openat2(unix.AT_FDCWD, filepath.Dir(path), &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS,
@@ -21,7 +26,7 @@ func createEmpty(path string, dir bool, mode fs.FileMode) error {
 	if errors.Is(err, unix.ENOSYS) {
 		// Before Linux 5.6: the path-based creation, which never follows
 		// a link at path itself.
-		return createEmptyByPath(path, dir, mode)
+		return createByPath(path, dir, mode, content)
 	}
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: filepath.Dir(path), Err: err}
@@ -36,6 +41,12 @@ func createEmpty(path string, dir bool, mode fs.FileMode) error {
 		fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
 		if err != nil {
 			return &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		if len(content) > 0 {
+			if _, err := unix.Write(fd, content); err != nil {
+				unix.Close(fd)
+				return &fs.PathError{Op: "write", Path: path, Err: err}
+			}
 		}
 		unix.Close(fd)
 	}

@@ -5,5 +5,9 @@ package launcher
 import "io/fs"
 
 func createEmpty(path string, dir bool, mode fs.FileMode) error {
-	return createEmptyByPath(path, dir, mode)
+	return createByPath(path, dir, mode, nil)
+}
+
+func createWith(path string, dir bool, mode fs.FileMode, content []byte) error {
+	return createByPath(path, dir, mode, content)
 }

@@ -132,14 +132,17 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 	g.seen["g:"+gitdir] = true
 	common := gitdir
 	commondir := filepath.Join(gitdir, "commondir")
-	if fi, err := os.Lstat(commondir); err == nil {
-		if filepath.Base(filepath.Dir(gitdir)) != "worktrees" {
-			// Only a linked worktree's gitdir (COMMON/worktrees/ID) has
-			// one. No mount can stop a sandbox from creating it in a main
-			// or submodule gitdir (git dies on an empty one, so it cannot
-			// be made in advance); refuse until it is looked at.
-			return refuse("%s exists in a repository that is no linked worktree: git would take its config and hooks from where it points, and a sandboxed command may have planted it; inspect it and remove it", commondir)
+	if filepath.Base(filepath.Dir(gitdir)) != "worktrees" {
+		// Only a linked worktree's gitdir (COMMON/worktrees/ID) names a
+		// common directory; in a main or submodule gitdir a commondir
+		// file would send git to another config and hooks. A sandbox can
+		// create one unless the name is taken: it is made holding ".",
+		// which git reads as the gitdir itself (the common directory it
+		// uses anyway), and bound read-only like the config.
+		if err := g.commonDirIsSelf(commondir); err != nil {
+			return err
 		}
+	} else if fi, err := os.Lstat(commondir); err == nil {
 		if !fi.Mode().IsRegular() {
 			return refuse("%s is not a regular file; move it away", commondir)
 		}
@@ -298,6 +301,40 @@ func (g *gitProtector) hooksPath(value, w string) error {
 		return err
 	}
 	g.add(real, "git core.hooksPath: hooks run by git outside the sandbox")
+	return nil
+}
+
+// commonDirIsSelf makes sure a main or submodule gitdir's commondir file
+// can only say "the gitdir itself": created holding "." when missing (and
+// a sandbox could create it), accepted when it holds just ".", refused
+// when it names anything else; then protected.
+func (g *gitProtector) commonDirIsSelf(commondir string) error {
+	if !g.writable(commondir) {
+		return nil
+	}
+	const self = ".\n"
+	fi, err := os.Lstat(commondir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if l := g.env.dryRunList(); l != nil {
+			*l = append(*l, commondir)
+		} else if err := createWith(commondir, false, 0o644, []byte(self)); err != nil {
+			return refuse("git protection: cannot create %s: %v", commondir, err)
+		}
+	case err != nil:
+		return refuse("git protection: %v", err)
+	case !fi.Mode().IsRegular():
+		return refuse("%s is not a regular file; move it away", commondir)
+	default:
+		data, err := readSmall(commondir)
+		if err != nil {
+			return err
+		}
+		if strings.TrimRight(string(data), "\r\n") != "." {
+			return refuse("%s exists in a repository that is no linked worktree: git would take its config and hooks from where it points, and a sandboxed command may have planted it; inspect it and remove it", commondir)
+		}
+	}
+	g.add(commondir, `git: says the repository is its own common directory ("."), so that no other can be named`)
 	return nil
 }
 

@@ -567,10 +567,10 @@ func ensureRealMode(path string, dir bool, mode fs.FileMode, dryRun *[]string) e
 	return nil
 }
 
-// createEmptyByPath creates path as an empty directory or file; Mkdir and
-// O_EXCL never follow a link at path itself. What is there afterwards is
-// checked to be what was made.
-func createEmptyByPath(path string, dir bool, mode fs.FileMode) error {
+// createByPath creates path as a directory or a file holding content;
+// Mkdir and O_EXCL never follow a link at path itself. What is there
+// afterwards is checked to be what was made.
+func createByPath(path string, dir bool, mode fs.FileMode, content []byte) error {
 	var err error
 	if dir {
 		err = os.Mkdir(path, mode)
@@ -578,7 +578,10 @@ func createEmptyByPath(path string, dir bool, mode fs.FileMode) error {
 		var f *os.File
 		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
 		if err == nil {
-			err = f.Close()
+			_, err = f.Write(content)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {
