@@ -13,13 +13,44 @@ import (
 // platform, bubblewrap, user namespaces, Landlock, which backend would
 // enforce each profile, the config files, and every global/project conflict
 // with how to resolve it.
-func Doctor(inv Invocation, w io.Writer) error {
+func Doctor(inv Invocation, out io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
 	env, err := LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}
+	// The details go to a buffer: the summary they lead to comes first.
+	var detail strings.Builder
+	w := &detail
+	var backends, degraded, refused, fallbacks []string
+	var cfg *Config
+	defer func() {
+		fmt.Fprintln(out, "summary:")
+		fmt.Fprintf(out, "  platform: %s/%s", runtime.GOOS, runtime.GOARCH)
+		if len(backends) > 0 {
+			fmt.Fprintf(out, "; enforced here by %s", strings.Join(backends, ", "))
+		}
+		fmt.Fprintln(out)
+		switch {
+		case cfg == nil:
+		case cfg.Default != "":
+			fmt.Fprintf(out, "  default profile: %s (%s:%d [sandbox] profile)\n", Printable(cfg.Default), Printable(cfg.GeneralFile), cfg.DefaultLine)
+		default:
+			fmt.Fprintf(out, "  default profile: off (no [sandbox] profile in %s): without --profile or GROK_SANDBOX, run does not sandbox\n", Printable(cfg.GeneralFile))
+		}
+		for _, d := range degraded {
+			fmt.Fprintf(out, "  warning: %s\n", Printable(d))
+		}
+		if len(fallbacks) > 0 {
+			fmt.Fprintf(out, "  degraded: %s\n", Printable(strings.Join(fallbacks, ", ")))
+		}
+		if len(refused) > 0 {
+			fmt.Fprintf(out, "  refused here: %s (see below)\n", Printable(strings.Join(refused, ", ")))
+		}
+		fmt.Fprintln(out)
+		io.WriteString(out, detail.String())
+	}()
 	fmt.Fprintf(w, "platform:   %s/%s", runtime.GOOS, runtime.GOARCH)
 	if rel, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		fmt.Fprintf(w, ", kernel %s", strings.TrimSpace(string(rel)))
@@ -53,7 +84,7 @@ func Doctor(inv Invocation, w io.Writer) error {
 			fmt.Fprintln(w, "landlock:   not available (needs Linux 5.13 or later with Landlock enabled)")
 		}
 	}
-	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err = LoadConfig(env.GrokHome, env.Workspace)
 	if err != nil {
 		fmt.Fprintf(w, "config:     ERROR %s\n", Printable(err.Error()))
 		return err
@@ -83,11 +114,20 @@ func Doctor(inv Invocation, w io.Writer) error {
 		}
 		switch {
 		case err != nil:
+			refused = append(refused, name)
 			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", Printable(name), Printable(err.Error()))
 		case plan.Degraded != "":
-			fmt.Fprintf(w, "  %-12s %s (degraded: %s)\n", Printable(name), plan.Backend, Printable(plan.Degraded))
+			// What is missing is said once, in the summary.
+			if why := plan.Bwrap.Reason; why != "" && !contains(degraded, why) {
+				degraded = append(degraded, why)
+			}
+			fallbacks = append(fallbacks, name+" ("+plan.Backend+")")
+			fmt.Fprintf(w, "  %-12s %s (degraded: see the summary; `grok-sandbox explain --profile %s` says what is lost)\n", Printable(name), plan.Backend, Printable(name))
 		default:
 			fmt.Fprintf(w, "  %-12s %s\n", Printable(name), plan.Backend)
+		}
+		if err == nil && !contains(backends, plan.Backend) {
+			backends = append(backends, plan.Backend)
 		}
 	}
 	if len(wouldCreate) > 0 {

@@ -136,6 +136,8 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if asJSON {
 		return writeJSON(w, explainDoc(plan))
 	}
+	fmt.Fprintln(w, Printable(inWords(p)))
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "profile:   %s (%s)\n", Printable(p.Profile), Printable(describeSource(p)))
 	fmt.Fprintf(w, "chosen by: %s\n", Printable(plan.Selection.By))
 	fmt.Fprintf(w, "target:    %s\n", p.Target)
@@ -227,6 +229,59 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 // toolCaches are the common tool caches in home: where workspace leaves them
 // read-only and strict hides them, builds fail, and users look here first.
 var toolCaches = []string{".cache", "go", ".npm", ".cargo"}
+
+// inWords answers, in one line, what explain's question is: what may the
+// command read and write, and who has the network.
+func inWords(p *policy.Policy) string {
+	if !p.Enforce {
+		return p.Profile + ": no sandbox: the command reads, writes and reaches everything you can"
+	}
+	kinds := func(acc policy.Access) string {
+		var out []string
+		for _, g := range p.Grants {
+			if g.Access != acc || p.AccessAt(g.Path) != acc {
+				continue
+			}
+			what := g.Why
+			switch {
+			case strings.HasPrefix(what, "system path"), strings.HasPrefix(what, "name resolution"):
+				what = "system paths"
+			case what == "temporary directory":
+				what = "temp dirs"
+			case what == "workspace":
+				what = "the workspace"
+			case what == "top-level directory":
+				what = "every top-level directory"
+			case strings.HasSuffix(what, " entry"):
+				what = "your " + strings.TrimSuffix(what, " entry") + " entries"
+			}
+			if !contains(out, what) {
+				out = append(out, what)
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	reads := "reads everything"
+	if !p.ReadAll {
+		reads = "reads " + kinds(policy.Read)
+		if w := kinds(policy.Write); w != "" {
+			reads += ", " + w
+		}
+	}
+	if len(p.Deny) > 0 {
+		reads += " except what is denied"
+	}
+	line := fmt.Sprintf("%s: %s; writes %s", p.Profile, reads, kinds(policy.Write))
+	switch n := networkWords(p); {
+	case p.Network.Isolate:
+		line += "; nothing has network"
+	case strings.HasPrefix(n["children"], "none"):
+		line += "; the command has network, what it starts has none"
+	default:
+		line += "; network for all"
+	}
+	return line
+}
 
 // explainCaches names the tool caches a build in this sandbox could not
 // write.
