@@ -14,6 +14,7 @@ import (
 
 	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/verbs"
 )
 
 func main() {
@@ -75,7 +76,7 @@ func newApp() *cli.App {
 				ArgsUsage: "[--] COMMAND [ARG...]",
 				Flags:     []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate},
 				Action: func(c *cli.Context) error {
-					return launcher.Print(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
+					return verbs.Print(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
 				},
 			},
 			{
@@ -86,7 +87,7 @@ func newApp() *cli.App {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return launcher.Explain(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
+					return verbs.Explain(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
 				},
 			},
 			{
@@ -97,7 +98,7 @@ func newApp() *cli.App {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return launcher.Profiles(invocation(c, runtime.GOOS), c.App.Writer)
+					return verbs.Profiles(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
 			{
@@ -108,7 +109,7 @@ func newApp() *cli.App {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return launcher.Doctor(invocation(c, runtime.GOOS), c.App.Writer)
+					return verbs.Doctor(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
 			{
@@ -119,7 +120,7 @@ func newApp() *cli.App {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return launcher.Status(c.App.Writer, c.Bool("json"))
+					return verbs.Status(c.App.Writer, c.Bool("json"))
 				},
 			},
 			{
@@ -139,7 +140,7 @@ func newApp() *cli.App {
 					if err := noArgs(c); err != nil {
 						return err
 					}
-					return launcher.Check(invocation(c, runtime.GOOS), c.App.Writer)
+					return verbs.Check(invocation(c, runtime.GOOS), c.App.Writer)
 				},
 			},
 		},

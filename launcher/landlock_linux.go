@@ -15,7 +15,8 @@ import (
 	"grok-sandbox/launcher/seccomp"
 )
 
-func landlockABI() int { return landlock.ABI() }
+// LandlockABI is the kernel's Landlock ABI, 0 without Landlock.
+func LandlockABI() int { return landlock.ABI() }
 
 func planLandlock(p *policy.Policy, abi int) (*landlock.Ruleset, error) {
 	return landlock.RulesetFor(p, abi)

@@ -7,7 +7,8 @@ import (
 	"grok-sandbox/launcher/policy"
 )
 
-func landlockABI() int { return 0 }
+// LandlockABI is the kernel's Landlock ABI, 0 without Landlock.
+func LandlockABI() int { return 0 }
 
 func planLandlock(p *policy.Policy, abi int) (*landlock.Ruleset, error) {
 	return nil, refuse("Landlock exists only on Linux")

@@ -141,7 +141,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 var hostBackends = struct {
 	bwrap       func(grokHome string, useCache, remember bool) Bubblewrap
 	landlockABI func() int
-}{FindBwrap, landlockABI}
+}{FindBwrap, LandlockABI}
 
 // selectBackend chooses how the policy is enforced (SPEC §9): bwrap when it
 // works; else Landlock where the policy can be expressed exactly; else
@@ -290,7 +290,7 @@ func Run(inv Invocation) error {
 			return err
 		}
 	}
-	warn(inv.Stderr, plan)
+	Warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
 		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+Printable(plan.Config.GeneralFile)+")")
 	}
@@ -453,7 +453,8 @@ func (plan *Plan) Warnings() []string {
 	return w
 }
 
-func warn(w io.Writer, plan *Plan) {
+// Warn writes the plan's warnings, one line each.
+func Warn(w io.Writer, plan *Plan) {
 	for _, msg := range plan.Warnings() {
 		fmt.Fprintln(w, "grok-sandbox: warning: "+Printable(msg))
 	}

@@ -34,6 +34,9 @@ type RefusalError struct{ Msg string }
 
 func (e *RefusalError) Error() string { return e.Msg }
 
+// Refuse is a RefusalError (exit 125) with a formatted message.
+func Refuse(format string, args ...any) error { return refuse(format, args...) }
+
 func refuse(format string, args ...any) error {
 	return &RefusalError{Msg: fmt.Sprintf(format, args...)}
 }

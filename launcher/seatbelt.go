@@ -16,8 +16,8 @@ func (plan *Plan) renderSeatbelt(command []string) error {
 	return nil
 }
 
-// renderNotes are the places where macOS enforces less than the policy asks.
-func renderNotes(p *policy.Policy) ([]string, error) {
+// RenderNotes are the places where macOS enforces less than the policy asks.
+func RenderNotes(p *policy.Policy) ([]string, error) {
 	s, err := sbpl.Render(p)
 	if err != nil {
 		return nil, err

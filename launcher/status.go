@@ -2,8 +2,8 @@ package launcher
 
 import (
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/sandboxinit"
-	"io"
 	"os"
 	"strings"
 )
@@ -77,7 +77,7 @@ func initProfile() (string, bool) {
 // and the init stage as pid 1 (bwrap) or the variables a launch sets
 // (Landlock); it says which.
 func insideGrokSandbox() (string, bool) {
-	r := status()
+	r := CurrentStatus()
 	if !r.Sandboxed {
 		return "", false
 	}
@@ -110,7 +110,14 @@ type KernelEvidence struct {
 	Readable      bool   `json:"readable"`
 }
 
-func status() StatusReport {
+// SchemaVersion is the version of the JSON documents of print, explain,
+// status and the event log (README: JSON documents). It changes when a key
+// changes meaning or goes away; added keys keep it.
+const SchemaVersion = eventlog.SchemaVersion
+
+// CurrentStatus is what holds the calling process, from evidence the
+// sandbox cannot forge.
+func CurrentStatus() StatusReport {
 	e := ReadEvidence()
 	r := StatusReport{SchemaVersion: SchemaVersion, Kernel: KernelEvidence{NoNewPrivs: e.NoNewPrivs, Seccomp: e.Seccomp,
 		Capabilities: e.Capabilities, UserNamespace: e.UserNamespace, UIDMap: e.UIDMap, Readable: e.Readable}}
@@ -135,47 +142,4 @@ func status() StatusReport {
 	}
 	r.Lie = fmt.Sprintf("the environment claims profile %s, backend %s, but the kernel shows no grok-sandbox sandbox", envProfile, envBackend)
 	return r
-}
-
-// Status says whether the calling process is sandboxed, by which profile and
-// backend, from evidence the sandbox cannot forge. It refuses (exit 125)
-// when the environment claims a sandbox the kernel does not show.
-func Status(w io.Writer, asJSON bool) error {
-	r := status()
-	if asJSON {
-		if err := writeJSON(w, r); err != nil {
-			return err
-		}
-		if !r.Sandboxed && r.Lie != "" {
-			return refuse("%s", r.Lie)
-		}
-		return nil
-	}
-	if !r.Sandboxed {
-		switch {
-		case r.Lie != "":
-			fmt.Fprintf(w, "NOT sandboxed: %s\n", r.Lie)
-			return refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", Printable(os.Getenv("GROK_SANDBOX_PROFILE")))
-		case r.Kernel.NoNewPrivs && r.Kernel.Seccomp:
-			fmt.Fprintln(w, "not sandboxed by grok-sandbox (this process has no_new_privs and a seccomp filter from something else)")
-		default:
-			fmt.Fprintln(w, "not sandboxed")
-		}
-		return nil
-	}
-	fmt.Fprintf(w, "sandboxed: profile %s, backend %s\n", r.Profile, r.Backend)
-	fmt.Fprintf(w, "profile from: %s\n", r.ProfileFrom)
-	if r.Lie != "" {
-		fmt.Fprintf(w, "warning: %s\n", r.Lie)
-	}
-	fmt.Fprintln(w, "kernel evidence:")
-	fmt.Fprintf(w, "  no_new_privs:   %v\n", r.Kernel.NoNewPrivs)
-	fmt.Fprintf(w, "  seccomp filter: %v\n", r.Kernel.Seccomp)
-	fmt.Fprintf(w, "  capabilities:   %s\n", r.Kernel.Capabilities)
-	ns := "no"
-	if r.Kernel.UserNamespace {
-		ns = "yes (uid_map " + r.Kernel.UIDMap + ")"
-	}
-	fmt.Fprintf(w, "  user namespace: %s\n", ns)
-	return nil
 }

@@ -1,10 +1,13 @@
-package launcher
+package verbs
 
 import (
 	"fmt"
+	"grok-sandbox/launcher"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -13,10 +16,10 @@ import (
 // platform, bubblewrap, user namespaces, Landlock, which backend would
 // enforce each profile, the config files, and every global/project conflict
 // with how to resolve it.
-func Doctor(inv Invocation, out io.Writer) error {
+func Doctor(inv launcher.Invocation, out io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := LocateDirs(inv.Request)
+	env, err := launcher.LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}
@@ -24,7 +27,7 @@ func Doctor(inv Invocation, out io.Writer) error {
 	var detail strings.Builder
 	w := &detail
 	var backends, degraded, refused, fallbacks []string
-	var cfg *Config
+	var cfg *launcher.Config
 	defer func() {
 		fmt.Fprintln(out, "summary:")
 		fmt.Fprintf(out, "  platform: %s/%s", runtime.GOOS, runtime.GOARCH)
@@ -35,18 +38,18 @@ func Doctor(inv Invocation, out io.Writer) error {
 		switch {
 		case cfg == nil:
 		case cfg.Default != "":
-			fmt.Fprintf(out, "  default profile: %s (%s:%d [sandbox] profile)\n", Printable(cfg.Default), Printable(cfg.GeneralFile), cfg.DefaultLine)
+			fmt.Fprintf(out, "  default profile: %s (%s:%d [sandbox] profile)\n", launcher.Printable(cfg.Default), launcher.Printable(cfg.GeneralFile), cfg.DefaultLine)
 		default:
-			fmt.Fprintf(out, "  default profile: off (no [sandbox] profile in %s): without --profile or GROK_SANDBOX, run does not sandbox\n", Printable(cfg.GeneralFile))
+			fmt.Fprintf(out, "  default profile: off (no [sandbox] profile in %s): without --profile or GROK_SANDBOX, run does not sandbox\n", launcher.Printable(cfg.GeneralFile))
 		}
 		for _, d := range degraded {
-			fmt.Fprintf(out, "  warning: %s\n", Printable(d))
+			fmt.Fprintf(out, "  warning: %s\n", launcher.Printable(d))
 		}
 		if len(fallbacks) > 0 {
-			fmt.Fprintf(out, "  degraded: %s\n", Printable(strings.Join(fallbacks, ", ")))
+			fmt.Fprintf(out, "  degraded: %s\n", launcher.Printable(strings.Join(fallbacks, ", ")))
 		}
 		if len(refused) > 0 {
-			fmt.Fprintf(out, "  refused here: %s (see below)\n", Printable(strings.Join(refused, ", ")))
+			fmt.Fprintf(out, "  refused here: %s (see below)\n", launcher.Printable(strings.Join(refused, ", ")))
 		}
 		fmt.Fprintln(out)
 		io.WriteString(out, detail.String())
@@ -56,17 +59,17 @@ func Doctor(inv Invocation, out io.Writer) error {
 		fmt.Fprintf(w, ", kernel %s", strings.TrimSpace(string(rel)))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "GROK_HOME:  %s\n", Printable(env.GrokHome))
-	fmt.Fprintf(w, "workspace:  %s\n", Printable(env.Workspace))
+	fmt.Fprintf(w, "GROK_HOME:  %s\n", launcher.Printable(env.GrokHome))
+	fmt.Fprintf(w, "workspace:  %s\n", launcher.Printable(env.Workspace))
 	if runtime.GOOS == "linux" {
-		b := FindBwrap(env.GrokHome, false, false)
+		b := launcher.FindBwrap(env.GrokHome, false, false)
 		switch {
 		case b.Path == "":
-			fmt.Fprintf(w, "bwrap:      not found: %s\n", Printable(b.Reason))
+			fmt.Fprintf(w, "bwrap:      not found: %s\n", launcher.Printable(b.Reason))
 		case b.Usable:
-			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", Printable(b.Path), b.Version)
+			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", launcher.Printable(b.Path), b.Version)
 		default:
-			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", Printable(b.Path), b.Version, Printable(b.Reason))
+			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", launcher.Printable(b.Path), b.Version, launcher.Printable(b.Reason))
 		}
 		for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
 			if data, err := os.ReadFile(f); err == nil {
@@ -78,15 +81,15 @@ func Doctor(inv Invocation, out io.Writer) error {
 			yama = "ptrace_scope " + strings.TrimSpace(string(data))
 		}
 		fmt.Fprintf(w, "ptrace:     Yama %s; not needed: no sandbox can write another process's memory (/proc is read-only under bwrap and not writable under Landlock; ptrace, process_vm_writev and pidfd_getfd are refused to children under restrict_network)\n", yama)
-		if abi := landlockABI(); abi > 0 {
+		if abi := launcher.LandlockABI(); abi > 0 {
 			fmt.Fprintf(w, "landlock:   ABI %d\n", abi)
 		} else {
 			fmt.Fprintln(w, "landlock:   not available (needs Linux 5.13 or later with Landlock enabled)")
 		}
 	}
-	cfg, err = LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err = launcher.LoadConfig(env.GrokHome, env.Workspace)
 	if err != nil {
-		fmt.Fprintf(w, "config:     ERROR %s\n", Printable(err.Error()))
+		fmt.Fprintf(w, "config:     ERROR %s\n", launcher.Printable(err.Error()))
 		return err
 	}
 	fmt.Fprintln(w, "\nconfig files:")
@@ -95,16 +98,16 @@ func Doctor(inv Invocation, out io.Writer) error {
 		if contains(cfg.Files, f) {
 			state = "read"
 		}
-		fmt.Fprintf(w, "  %-11s %s\n", state, Printable(f))
+		fmt.Fprintf(w, "  %-11s %s\n", state, launcher.Printable(f))
 	}
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
-	names := append([]string{}, Builtins[1:]...)
-	names = append(names, sortedKeys(cfg.Profiles)...)
+	names := append([]string{}, launcher.Builtins[1:]...)
+	names = append(names, slices.Sorted(maps.Keys(cfg.Profiles))...)
 	wouldCreate := append([]string(nil), env.WouldCreate()...)
 	for _, name := range names {
 		req := inv.Request
 		req.Profile, req.ProfileFrom, req.Target = name, "doctor", runtime.GOOS
-		plan, err := Prepare(Invocation{Request: req})
+		plan, err := launcher.Prepare(launcher.Invocation{Request: req})
 		if err == nil {
 			for _, p := range plan.Dirs.WouldCreate() {
 				if !contains(wouldCreate, p) {
@@ -115,16 +118,16 @@ func Doctor(inv Invocation, out io.Writer) error {
 		switch {
 		case err != nil:
 			refused = append(refused, name)
-			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", Printable(name), Printable(err.Error()))
+			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", launcher.Printable(name), launcher.Printable(err.Error()))
 		case plan.Degraded != "":
 			// What is missing is said once, in the summary.
 			if why := plan.Bwrap.Reason; why != "" && !contains(degraded, why) {
 				degraded = append(degraded, why)
 			}
 			fallbacks = append(fallbacks, name+" ("+plan.Backend+")")
-			fmt.Fprintf(w, "  %-12s %s (degraded: see the summary; `grok-sandbox explain --profile %s` says what is lost)\n", Printable(name), plan.Backend, Printable(name))
+			fmt.Fprintf(w, "  %-12s %s (degraded: see the summary; `grok-sandbox explain --profile %s` says what is lost)\n", launcher.Printable(name), plan.Backend, launcher.Printable(name))
 		default:
-			fmt.Fprintf(w, "  %-12s %s\n", Printable(name), plan.Backend)
+			fmt.Fprintf(w, "  %-12s %s\n", launcher.Printable(name), plan.Backend)
 		}
 		if err == nil && !contains(backends, plan.Backend) {
 			backends = append(backends, plan.Backend)
@@ -135,7 +138,7 @@ func Doctor(inv Invocation, out io.Writer) error {
 		fmt.Fprintln(w, "\nrun would create (empty, before the first sandbox; doctor creates nothing):")
 		sort.Strings(wouldCreate)
 		for _, p := range wouldCreate {
-			fmt.Fprintf(w, "  %s\n", Printable(p))
+			fmt.Fprintf(w, "  %s\n", launcher.Printable(p))
 		}
 	}
 	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 {
@@ -145,12 +148,12 @@ func Doctor(inv Invocation, out io.Writer) error {
 	fmt.Fprintln(w, "\nconflicts:")
 	for _, c := range cfg.Conflicts {
 		fmt.Fprintf(w, "  profile %q is defined in both files, differently:\n", c.Name)
-		fmt.Fprintf(w, "    used:    %s:%d (global)\n", Printable(c.Global.File), c.Global.Line)
-		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", Printable(c.Project.File), c.Project.Line)
+		fmt.Fprintf(w, "    used:    %s:%d (global)\n", launcher.Printable(c.Global.File), c.Global.Line)
+		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", launcher.Printable(c.Project.File), c.Project.Line)
 		fmt.Fprintf(w, "    to resolve: rename the project's profile (a project can only add names), or make the two definitions identical, or delete one\n")
 	}
 	for _, s := range cfg.Shadowed {
-		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", Printable(s.Name), Printable(s.File), s.Line, s.Name)
+		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", launcher.Printable(s.Name), launcher.Printable(s.File), s.Line, s.Name)
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
-package launcher
+// Package verbs is grok-sandbox's verbs for people and tools: what print,
+// explain, profiles, check, doctor and status write. It decides nothing: the
+// launcher resolves, and cli says what was resolved.
+package verbs
 
 import (
 	"encoding/json"
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"path/filepath"
@@ -18,33 +21,33 @@ import (
 
 func checkTarget(t string) error {
 	if t != "linux" && t != "darwin" {
-		return refuse("--target %q: use linux or darwin", t)
+		return launcher.Refuse("--target %q: use linux or darwin", t)
 	}
 	return nil
 }
 
 // Print writes what run would exec, one argument per line (or as JSON),
 // without running anything.
-func Print(inv Invocation, asJSON bool, w io.Writer) error {
+func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
 	if err := checkTarget(inv.Target); err != nil {
 		return err
 	}
 	if len(inv.Command) == 0 {
-		return refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
+		return launcher.Refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
 	}
-	plan, err := Prepare(inv)
+	plan, err := launcher.Prepare(inv)
 	if err != nil {
 		return err
 	}
-	warn(inv.Stderr, plan)
+	launcher.Warn(inv.Stderr, plan)
 	if err := plan.Render(inv.Command, ""); err != nil {
 		return err
 	}
 	if asJSON {
 		doc := map[string]any{
-			"schema_version": SchemaVersion,
+			"schema_version": launcher.SchemaVersion,
 			"profile":        plan.Policy.Profile,
 			"backend":        plan.Backend,
 			"target":         plan.Policy.Target,
@@ -80,20 +83,20 @@ func Print(inv Invocation, asJSON bool, w io.Writer) error {
 			if i > 0 && plan.Argv[i-1] == "-p" {
 				a = "(the profile below)"
 			}
-			fmt.Fprintln(w, Printable(a))
+			fmt.Fprintln(w, launcher.Printable(a))
 		}
 		fmt.Fprintln(w)
 		for _, line := range strings.SplitAfter(s.Text, "\n") {
 			if text, nl := strings.CutSuffix(line, "\n"); nl {
-				fmt.Fprintln(w, Printable(text))
+				fmt.Fprintln(w, launcher.Printable(text))
 			} else {
-				fmt.Fprint(w, Printable(text))
+				fmt.Fprint(w, launcher.Printable(text))
 			}
 		}
 		return nil
 	}
 	for _, a := range plan.Argv {
-		fmt.Fprintln(w, Printable(a))
+		fmt.Fprintln(w, launcher.Printable(a))
 	}
 	return nil
 }
@@ -122,13 +125,13 @@ func envNames(r envpolicy.Result) map[string][]string {
 }
 
 // Explain writes the resolved capability set for people.
-func Explain(inv Invocation, asJSON bool, w io.Writer) error {
+func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
 	if err := checkTarget(inv.Target); err != nil {
 		return err
 	}
-	plan, err := Prepare(inv)
+	plan, err := launcher.Prepare(inv)
 	if err != nil {
 		return err
 	}
@@ -136,13 +139,13 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if asJSON {
 		return writeJSON(w, explainDoc(plan))
 	}
-	fmt.Fprintln(w, Printable(inWords(p)))
+	fmt.Fprintln(w, launcher.Printable(inWords(p)))
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "profile:   %s (%s)\n", Printable(p.Profile), Printable(describeSource(p)))
-	fmt.Fprintf(w, "chosen by: %s\n", Printable(plan.Selection.By))
+	fmt.Fprintf(w, "profile:   %s (%s)\n", launcher.Printable(p.Profile), launcher.Printable(describeSource(p)))
+	fmt.Fprintf(w, "chosen by: %s\n", launcher.Printable(plan.Selection.By))
 	fmt.Fprintf(w, "target:    %s\n", p.Target)
 	fmt.Fprintf(w, "backend:   %s\n", plan.Backend)
-	fmt.Fprintf(w, "workspace: %s\n", Printable(p.Workspace))
+	fmt.Fprintf(w, "workspace: %s\n", launcher.Printable(p.Workspace))
 	if !p.Enforce {
 		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
 		explainWarnings(w, plan.Warnings())
@@ -162,21 +165,21 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 		if acc != g.Access {
 			note = fmt.Sprintf(" [asked %s; %s wins]", g.Access, acc)
 		}
-		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, Printable(g.Path), g.Why, Printable(g.Source), note)
+		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, launcher.Printable(g.Path), g.Why, launcher.Printable(g.Source), note)
 	}
 	for _, l := range p.Links {
-		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", Printable(l.Path), Printable(l.Target))
+		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", launcher.Printable(l.Path), launcher.Printable(l.Target))
 	}
 	if len(p.Deny) > 0 {
 		fmt.Fprintln(w, "\ndenied (no read, no write, no rename):")
 		for _, d := range p.Deny {
-			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, Printable(d.Prefix))
+			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, launcher.Printable(d.Prefix))
 		}
 		for _, m := range p.Masks {
-			fmt.Fprintf(w, "  masked  %s  (%s)\n", Printable(m.Path), Printable(m.Entry))
+			fmt.Fprintf(w, "  masked  %s  (%s)\n", launcher.Printable(m.Path), launcher.Printable(m.Entry))
 		}
 		for _, s := range p.Skipped {
-			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", Printable(s.Path), Printable(s.Entry), s.Reason)
+			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", launcher.Printable(s.Path), launcher.Printable(s.Entry), s.Reason)
 		}
 		if p.Target == "linux" {
 			fmt.Fprintln(w, "  on Linux globs are expanded at launch: files created later are not covered")
@@ -186,14 +189,14 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 		fmt.Fprintln(w, "\nhook-protected (readable, never writable):")
 		for _, q := range p.Protected {
 			if why := p.ProtectedWhy[q]; why != "" {
-				fmt.Fprintf(w, "  %s  (%s)\n", Printable(q), why)
+				fmt.Fprintf(w, "  %s  (%s)\n", launcher.Printable(q), why)
 			} else {
-				fmt.Fprintf(w, "  %s\n", Printable(q))
+				fmt.Fprintf(w, "  %s\n", launcher.Printable(q))
 			}
 		}
 		fmt.Fprintln(w, "pinned (cannot be renamed, so protected paths cannot be moved away):")
 		for _, d := range p.Pinned {
-			fmt.Fprintf(w, "  %s\n", Printable(d))
+			fmt.Fprintf(w, "  %s\n", launcher.Printable(d))
 		}
 	} else {
 		fmt.Fprintln(w, "\nhook protection: none")
@@ -201,17 +204,17 @@ func Explain(inv Invocation, asJSON bool, w io.Writer) error {
 	if plan.Landlock != nil {
 		fmt.Fprintf(w, "\nLandlock (ABI %d) enforces this run instead of bubblewrap:\n", plan.Landlock.ABI)
 		for _, note := range plan.Landlock.Notes {
-			fmt.Fprintf(w, "  %s\n", Printable(note))
+			fmt.Fprintf(w, "  %s\n", launcher.Printable(note))
 		}
 		fmt.Fprintln(w, "Landlock rules:")
 		for _, r := range plan.Landlock.Rules {
-			fmt.Fprintf(w, "  %s  %s\n", Printable(r.Path), landlock.AccessString(r.Access))
+			fmt.Fprintf(w, "  %s  %s\n", launcher.Printable(r.Path), landlock.AccessString(r.Access))
 		}
 	}
 	if p.Target == "darwin" {
-		if s, err := renderNotes(p); err == nil {
+		if s, err := launcher.RenderNotes(p); err == nil {
 			for _, note := range s {
-				fmt.Fprintf(w, "macOS: %s\n", Printable(note))
+				fmt.Fprintf(w, "macOS: %s\n", launcher.Printable(note))
 			}
 		}
 	}
@@ -313,10 +316,10 @@ func explainCaches(w io.Writer, p *policy.Policy) {
 
 // explainKernel states the layers every process of a Linux sandbox is held
 // to, whatever its profile's paths say.
-func explainKernel(w io.Writer, plan *Plan) {
+func explainKernel(w io.Writer, plan *launcher.Plan) {
 	p := plan.Policy
 	fmt.Fprintln(w, "\nevery process in the sandbox:")
-	if plan.Backend == BackendLandlock {
+	if plan.Backend == launcher.BackendLandlock {
 		fmt.Fprintln(w, "  /proc: not writable (Landlock), so no process can write another's memory through /proc/PID/mem")
 	} else if p.NestedUserNS {
 		fmt.Fprintln(w, "  /dev and /proc: fresh; /proc writable (nested user namespaces need it; pid 1 is out of reach all the same), /proc/sys and /sys read-only")
@@ -334,15 +337,10 @@ func explainKernel(w io.Writer, plan *Plan) {
 	} else {
 		fmt.Fprintln(w, "  nested user namespaces: disabled (mounts cannot be rearranged from inside)")
 	}
-	if plan.Backend == BackendBwrap {
+	if plan.Backend == launcher.BackendBwrap {
 		fmt.Fprintln(w, "  pid 1: grok-sandbox's init stage, non-dumpable; it checks every layer above before the command starts, and refuses to start it otherwise")
 	}
 }
-
-// SchemaVersion is the version of the JSON documents of print, explain,
-// status and the event log (README: JSON documents). It changes when a key
-// changes meaning or goes away; added keys keep it.
-const SchemaVersion = eventlog.SchemaVersion
 
 // accessWord is an access as the JSON documents spell it.
 func accessWord(a policy.Access) string {
@@ -357,7 +355,7 @@ func accessWord(a policy.Access) string {
 
 // explainDoc is explain's JSON document: what explain says for people, with
 // snake_case keys, access as words and [] for an empty list.
-func explainDoc(plan *Plan) map[string]any {
+func explainDoc(plan *launcher.Plan) map[string]any {
 	p := plan.Policy
 	type path struct {
 		Path   string `json:"path"`
@@ -413,7 +411,7 @@ func explainDoc(plan *Plan) map[string]any {
 		prot = append(prot, protected{q, p.ProtectedWhy[q]})
 	}
 	doc := map[string]any{
-		"schema_version":   SchemaVersion,
+		"schema_version":   launcher.SchemaVersion,
 		"profile":          p.Profile,
 		"base":             p.Base,
 		"source":           p.Source,
@@ -473,7 +471,7 @@ func explainEnv(w io.Writer, r envpolicy.Result) {
 	fmt.Fprintln(w, "\nenvironment (names only):")
 	for _, action := range []string{envpolicy.ActionDropped, envpolicy.ActionSet, envpolicy.ActionForced, envpolicy.ActionKept} {
 		if len(names[action]) > 0 {
-			fmt.Fprintf(w, "  %-8s %s\n", action, Printable(strings.Join(names[action], " ")))
+			fmt.Fprintf(w, "  %-8s %s\n", action, launcher.Printable(strings.Join(names[action], " ")))
 		}
 	}
 }
@@ -484,25 +482,25 @@ func explainWarnings(w io.Writer, warnings []string) {
 	}
 	fmt.Fprintln(w, "\nwarnings:")
 	for _, msg := range warnings {
-		fmt.Fprintf(w, "  %s\n", Printable(msg))
+		fmt.Fprintf(w, "  %s\n", launcher.Printable(msg))
 	}
 }
 
 // Profiles lists every profile: name, where it is defined, what it extends.
-func Profiles(inv Invocation, w io.Writer) error {
+func Profiles(inv launcher.Invocation, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := LocateDirs(inv.Request)
+	env, err := launcher.LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}
-	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err := launcher.LoadConfig(env.GrokHome, env.Workspace)
 	if err != nil {
 		return err
 	}
-	for _, b := range Builtins {
+	for _, b := range launcher.Builtins {
 		alias := ""
-		if b == Off {
+		if b == launcher.Off {
 			alias = " (alias: none)"
 		}
 		fmt.Fprintf(w, "%-12s built-in%s\n", b, alias)
@@ -516,25 +514,25 @@ func Profiles(inv Invocation, w io.Writer) error {
 		c := cfg.Profiles[n]
 		ext := c.Extends
 		if ext == "" {
-			ext = Workspace
+			ext = launcher.Workspace
 		}
-		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", Printable(n), Printable(c.File), c.Line, Printable(ext))
+		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", launcher.Printable(n), launcher.Printable(c.File), c.Line, launcher.Printable(ext))
 	}
 	for _, s := range cfg.Shadowed {
-		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", Printable(s.Name), Printable(s.File), s.Line)
+		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", launcher.Printable(s.Name), launcher.Printable(s.File), s.Line)
 	}
 	return nil
 }
 
 // Check validates every config file and every custom profile in them.
-func Check(inv Invocation, w io.Writer) error {
+func Check(inv launcher.Invocation, w io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := LocateDirs(inv.Request)
+	env, err := launcher.LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}
-	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err := launcher.LoadConfig(env.GrokHome, env.Workspace)
 	if err != nil {
 		return err
 	}
@@ -547,22 +545,22 @@ func Check(inv Invocation, w io.Writer) error {
 	for _, n := range names {
 		req := inv.Request
 		req.Target = "linux"
-		p, err := Resolve(req, env, cfg, Selection{Name: n, By: "check"})
+		p, err := launcher.Resolve(req, env, cfg, launcher.Selection{Name: n, By: "check"})
 		if err != nil {
 			return err
 		}
 		warnings = append(warnings, p.Warnings...)
 	}
 	if cfg.Default != "" {
-		if _, err := Resolve(inv.Request, env, cfg, Selection{Name: cfg.Default, By: "check"}); err != nil {
+		if _, err := launcher.Resolve(inv.Request, env, cfg, launcher.Selection{Name: cfg.Default, By: "check"}); err != nil {
 			return err
 		}
 	}
 	for _, msg := range dedupe(warnings) {
-		fmt.Fprintln(w, "warning: "+Printable(msg))
+		fmt.Fprintln(w, "warning: "+launcher.Printable(msg))
 	}
 	for _, f := range cfg.Files {
-		fmt.Fprintf(w, "ok: %s\n", Printable(f))
+		fmt.Fprintf(w, "ok: %s\n", launcher.Printable(f))
 	}
 	if len(cfg.Files) == 0 {
 		fmt.Fprintln(w, "ok: no config files")
@@ -580,4 +578,13 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
