@@ -326,8 +326,12 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 		if custom.IsolateNetwork != nil && *custom.IsolateNetwork {
 			p.Network.Isolate = true
 		}
-		addEntries(p, t, custom, "read_only", custom.ReadOnly, policy.Read)
-		addEntries(p, t, custom, "read_write", custom.ReadWrite, policy.Write)
+		if err := addEntries(p, t, custom, "read_only", custom.ReadOnly, policy.Read); err != nil {
+			return nil, err
+		}
+		if err := addEntries(p, t, custom, "read_write", custom.ReadWrite, policy.Write); err != nil {
+			return nil, err
+		}
 	}
 	if hookProtected(p.Base) {
 		if err := protectHooks(p, t, env); err != nil {
@@ -347,12 +351,29 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 // explicit paths: a trailing /** or /* names the directory; anything still
 // glob-like, white space at either end, or a path that does not exist is
 // skipped with a warning rather than guessed at.
-func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) {
+func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) error {
 	for i, entry := range entries {
 		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
 		if warn == "" {
 			var err error
-			if path, err = t.canonical(path); err != nil {
+			var link string
+			switch {
+			case inVirtualFS(path):
+				warn = "is inside /proc, /sys or /dev, the kernel's own file systems, which no grant can expose; skipped"
+			case t.host:
+				// Canonical by one walk that refuses links a sandbox can
+				// write: a second resolution could meet a link swapped in
+				// meanwhile.
+				path, link, err = canonicalGrant(p, path)
+			default:
+				path, err = t.canonical(path)
+			}
+			if link != "" {
+				return &ConfigError{File: c.File, Line: c.entryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
+					Msg: fmt.Sprintf("entry %q goes through the link %s, in a directory a sandbox can write: a sandboxed command could point it anywhere (home, say) for the next launch; name the directory the link points to instead", entry, link)}
+			}
+			if warn != "" {
+			} else if err != nil {
 				warn = "does not exist; skipped"
 			} else if inVirtualFS(path) {
 				warn = "is inside /proc, /sys or /dev, the kernel's own file systems, which no grant can expose; skipped"
@@ -365,6 +386,66 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 		}
 		p.Grants = append(p.Grants, policy.Grant{Path: path, Access: acc, Why: key + " entry", Source: c.File})
 	}
+	return nil
+}
+
+// canonicalGrant resolves path component by component. A symbolic link
+// that sits in a directory some sandbox can write (this profile's writable
+// paths, and the workspace, GROK_HOME and the temporary directories, which
+// every enforcing profile but read-only writes) is returned as link and
+// not followed: it is the sandbox's to change, and following it would let
+// a command choose what a later launch grants. Other links are followed.
+func canonicalGrant(p *policy.Policy, path string) (canonical, link string, err error) {
+	return canonicalGrantDepth(p, path, 0)
+}
+
+func canonicalGrantDepth(p *policy.Policy, path string, depth int) (canonical, link string, err error) {
+	if depth > 40 {
+		return "", "", fmt.Errorf("%s: too many levels of symbolic links", path)
+	}
+	writable := func(dir string) bool {
+		if p.AccessAt(dir) == policy.Write {
+			return true
+		}
+		for _, w := range []string{p.Workspace, p.GrokHome, "/tmp", "/var/tmp"} {
+			if policy.Within(dir, w) {
+				return true
+			}
+		}
+		return false
+	}
+	cur := "/"
+	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// cur is canonical: the directory holding the link as the
+			// kernel sees it.
+			if writable(cur) {
+				return "", next, nil
+			}
+			// Follow it by the same rule: its target may pass through a
+			// link a sandbox can write.
+			target, err := os.Readlink(next)
+			if err != nil {
+				return "", "", err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(cur, target)
+			}
+			if next, link, err = canonicalGrantDepth(p, target, depth+1); err != nil || link != "" {
+				return "", link, err
+			}
+		}
+		cur = next
+	}
+	return cur, "", nil
 }
 
 // normaliseGrant applies the read_only/read_write entry rules; it returns the

@@ -1,10 +1,14 @@
 package launcher
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
+
+	"grok-sandbox/launcher/policy"
 )
 
 // read_only/read_write entries: /** and /* mean the directory, patterns and
@@ -70,6 +74,52 @@ profiles.zzz = 1
 	for _, c := range cases {
 		if got := lines.line(c.key...); got != c.line {
 			t.Errorf("line(%v) = %d, want %d", c.key, got, c.line)
+		}
+	}
+}
+
+// A grant entry is never resolved through a link a sandbox can write (in
+// the workspace, GROK_HOME, the temporary directories or a writable grant),
+// not even at the end of a chain that starts in a directory none writes.
+func TestCanonicalGrantRefusesWritableLinks(t *testing.T) {
+	// Not under /tmp, which every sandbox writes.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip("no cache directory outside /tmp:", err)
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.MkdirTemp(cache, "grok-sandbox-unit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	if root, err = filepath.EvalSymlinks(root); err != nil {
+		t.Fatal(err)
+	}
+	ws, safe, target := filepath.Join(root, "ws"), filepath.Join(root, "safe"), filepath.Join(root, "target")
+	for _, d := range []string{ws, safe, target} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Symlink(target, filepath.Join(ws, "inws"))
+	os.Symlink(target, filepath.Join(safe, "direct"))
+	os.Symlink(filepath.Join(ws, "inws"), filepath.Join(safe, "chain"))
+	p := &policy.Policy{Workspace: ws, GrokHome: filepath.Join(root, "gh"), ReadAll: true,
+		Grants: []policy.Grant{{Path: ws, Access: policy.Write}}}
+	for _, tc := range []struct {
+		path, want, link string
+	}{
+		{filepath.Join(ws, "inws"), "", filepath.Join(ws, "inws")},
+		{filepath.Join(safe, "direct"), target, ""},
+		{filepath.Join(safe, "chain"), "", filepath.Join(ws, "inws")},
+		{filepath.Join(target), target, ""},
+	} {
+		got, link, err := canonicalGrant(p, tc.path)
+		if err != nil || got != tc.want || link != tc.link {
+			t.Errorf("canonicalGrant(%s) = %q, link %q, %v; want %q, link %q", tc.path, got, link, err, tc.want, tc.link)
 		}
 	}
 }

@@ -117,6 +117,18 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 			cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, q)
 		}
 	}
+	for _, l := range p.Layers() {
+		if l.Path == "/" {
+			continue
+		}
+		if l.Access == policy.Read {
+			cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, l.Path)
+		}
+		// What the path names now, on the host; a link or a missing path
+		// records nothing that the sandbox's view could match.
+		dev, ino, _ := fileID(l.Path)
+		cfg.Check.Identity = append(cfg.Check.Identity, sandboxinit.PathID{Path: l.Path, Dev: dev, Ino: ino})
+	}
 	return cfg
 }
 

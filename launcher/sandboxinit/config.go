@@ -83,6 +83,19 @@ type LayerCheck struct {
 	// ReadOnly are paths that must be on read-only mounts: the protected
 	// paths and the kernel interfaces.
 	ReadOnly []string `json:"read_only,omitempty"`
+	// Identity are the files and directories bwrap mounted grants, pins
+	// and protected paths on, as the launcher found them: each path must
+	// reach, with no link on the way, that very file. bwrap mounts by path,
+	// and a concurrent sandbox that may write a grant's parent could swap
+	// it for a link meanwhile (and get another directory bound there).
+	Identity []PathID `json:"identity,omitempty"`
+}
+
+// PathID is a path and the file it named at launch.
+type PathID struct {
+	Path string `json:"path"`
+	Dev  uint64 `json:"dev"`
+	Ino  uint64 `json:"ino"`
 }
 
 // Shown is the config as print shows it: the environment's names only,

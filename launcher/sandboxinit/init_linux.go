@@ -74,6 +74,11 @@ func Run(args []string) int {
 	}
 
 	runtime.LockOSThread()
+	if !masked {
+		if err := verifyIdentity(cfg.Check); err != nil {
+			return fail("%v; refusing to start the command", err)
+		}
+	}
 	if len(cfg.Masks) > 0 && !masked {
 		if err := mountMasks(cfg.Masks); err != nil {
 			return fail("%v", err)
@@ -376,6 +381,25 @@ func VerifyThread(filters int, bounding bool) error {
 
 // verifyPaths checks that every masked path is unreadable and read-only and
 // every protected path read-only, as the kernel sees them now.
+// verifyIdentity checks, before any mask covers them, that the grants,
+// pins and protected paths bwrap mounted are on the files the launcher
+// found.
+func verifyIdentity(c LayerCheck) error {
+	for _, id := range c.Identity {
+		fd, err := openNoLinks(id.Path)
+		if err != nil {
+			return fmt.Errorf("granted path %s: %v (was it replaced during the launch?)", id.Path, err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil || st.Dev != id.Dev || st.Ino != id.Ino {
+			return fmt.Errorf("granted path %s is not what it was at launch (it was replaced meanwhile)", id.Path)
+		}
+	}
+	return nil
+}
+
 func verifyPaths(c LayerCheck) error {
 	for _, path := range c.ReadOnly {
 		if err := readOnlyMount(path); err != nil {
