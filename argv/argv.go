@@ -57,6 +57,10 @@ type Options struct {
 	// InitMasks is true when the policy has masks: Init mounts them (bwrap
 	// never does; see the package doc).
 	InitMasks bool
+	// InitBinds are layers Init mounts instead of bwrap: files a sandbox
+	// could swap, where bwrap's mount point creation (creat) would
+	// truncate whatever a link planted there names.
+	InitBinds map[string]bool
 	// MapToRoot runs the sandbox as uid and gid 0 of its user namespace
 	// (your own ids outside). bwrap then needs no second, nested user
 	// namespace for an ordinary user, and only in the first one can Init
@@ -98,9 +102,10 @@ func Render(p *policy.Policy, o Options) Launch {
 		add("--cap-add", c)
 	}
 	// --disable-userns puts the command in a nested user namespace, where
-	// an init stage could not mount. When the init stage mounts masks, the
-	// seccomp filter's refusal of new user namespaces is the only guard.
-	if !p.NestedUserNS && !o.InitMasks {
+	// an init stage could not mount. When the init stage mounts (masks,
+	// file grants), the seccomp filter's refusal of new user namespaces is
+	// the guard.
+	if !p.NestedUserNS && len(o.InitCaps) == 0 {
 		add("--disable-userns")
 	}
 
@@ -127,6 +132,9 @@ func Render(p *policy.Policy, o Options) Launch {
 		}
 	}
 	for _, l := range layers {
+		if o.InitBinds[l.Path] {
+			continue
+		}
 		if l.Access == policy.Write {
 			add("--bind", l.Path, l.Path)
 		} else {

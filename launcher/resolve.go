@@ -389,6 +389,21 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 	return nil
 }
 
+// sandboxWritable reports whether some sandbox can write dir: this
+// profile's writable paths, and the workspace, GROK_HOME and the temporary
+// directories, which every enforcing profile but read-only writes.
+func sandboxWritable(p *policy.Policy, dir string) bool {
+	if p.AccessAt(dir) == policy.Write {
+		return true
+	}
+	for _, w := range []string{p.Workspace, p.GrokHome, "/tmp", "/var/tmp"} {
+		if policy.Within(dir, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // canonicalGrant resolves path component by component. A symbolic link
 // that sits in a directory some sandbox can write (this profile's writable
 // paths, and the workspace, GROK_HOME and the temporary directories, which
@@ -403,17 +418,7 @@ func canonicalGrantDepth(p *policy.Policy, path string, depth int) (canonical, l
 	if depth > 40 {
 		return "", "", fmt.Errorf("%s: too many levels of symbolic links", path)
 	}
-	writable := func(dir string) bool {
-		if p.AccessAt(dir) == policy.Write {
-			return true
-		}
-		for _, w := range []string{p.Workspace, p.GrokHome, "/tmp", "/var/tmp"} {
-			if policy.Within(dir, w) {
-				return true
-			}
-		}
-		return false
-	}
+	writable := func(dir string) bool { return sandboxWritable(p, dir) }
 	cur := "/"
 	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
 		if name == "" {

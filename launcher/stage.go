@@ -4,7 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"grok-sandbox/launcher/sandboxinit"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/net/bpf"
 
@@ -80,12 +83,37 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	// concurrent sandbox without this deny entry can write the workspace.
 	// (bwrap's mounts also cost time in the square of their number: 1,000
 	// masks took it 0.85 s; the init stage mounts 5,000 in about 80 ms.)
-	if len(p.Masks) > 0 {
-		o.InitMasks = true
+	//
+	// For the same reason the files that read_only and read_write entries
+	// name, where a sandbox can write their directory, are bound by the
+	// init stage, by descriptor (a directory's mount point exists, so
+	// bwrap creates nothing for it; the identity check catches a swap).
+	for _, l := range p.Layers() {
+		if g, ok := entryGrant(p, l.Path); ok && sandboxWritable(p, filepath.Dir(l.Path)) {
+			if fi, err := os.Lstat(g.Path); err == nil && fi.Mode().IsRegular() {
+				if o.InitBinds == nil {
+					o.InitBinds = map[string]bool{}
+				}
+				o.InitBinds[l.Path] = true
+			}
+		}
+	}
+	if len(p.Masks) > 0 || len(o.InitBinds) > 0 {
+		o.InitMasks = len(p.Masks) > 0
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
 		o.MapToRoot = uid != 0
 	}
 	return o
+}
+
+// entryGrant is the read_only or read_write entry's grant at path.
+func entryGrant(p *policy.Policy, path string) (policy.Grant, bool) {
+	for _, g := range p.Grants {
+		if g.Path == path && strings.HasSuffix(g.Why, " entry") {
+			return g, true
+		}
+	}
+	return policy.Grant{}, false
 }
 
 // initFor is the init stage's config for a bwrap launch of p.
@@ -101,6 +129,12 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 	}
 	if o.InitMasks {
 		cfg.Masks = p.Masks
+	}
+	for _, l := range p.Layers() {
+		if o.InitBinds[l.Path] {
+			dev, ino, _ := fileID(l.Path)
+			cfg.Binds = append(cfg.Binds, sandboxinit.Bind{Path: l.Path, ReadOnly: l.Access != policy.Write, Dev: dev, Ino: ino})
+		}
 	}
 	for _, m := range p.Masks {
 		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)

@@ -64,8 +64,11 @@ type Config struct {
 	// Network is the rule of the command's own filter, on top of the base
 	// filter bwrap installed.
 	Network seccomp.Network `json:"network"`
-	// Masks the init stage mounts (when bwrap has no room for them).
+	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
+	// Binds are files the init stage binds onto themselves, read-only or
+	// writable, instead of bwrap (files whose directory a sandbox writes).
+	Binds []Bind `json:"init_binds,omitempty"`
 	// Check is what the init stage verifies before the command starts.
 	Check LayerCheck `json:"check"`
 }
@@ -89,6 +92,15 @@ type LayerCheck struct {
 	// and a concurrent sandbox that may write a grant's parent could swap
 	// it for a link meanwhile (and get another directory bound there).
 	Identity []PathID `json:"identity,omitempty"`
+}
+
+// Bind is a file the init stage binds onto itself, by descriptor, when it
+// is still the file found at launch.
+type Bind struct {
+	Path     string `json:"path"`
+	ReadOnly bool   `json:"read_only"`
+	Dev      uint64 `json:"dev"`
+	Ino      uint64 `json:"ino"`
 }
 
 // PathID is a path and the file it named at launch.

@@ -79,7 +79,10 @@ func Run(args []string) int {
 			return fail("%v; refusing to start the command", err)
 		}
 	}
-	if len(cfg.Masks) > 0 && !masked {
+	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0) && !masked {
+		if err := bindFiles(cfg.Binds); err != nil {
+			return fail("%v", err)
+		}
 		if err := mountMasks(cfg.Masks); err != nil {
 			return fail("%v", err)
 		}
@@ -247,6 +250,52 @@ func openNoLinks(path string) (int, error) {
 		fd = next
 	}
 	return fd, nil
+}
+
+// bindFiles binds each file onto itself, read-only or writable, entirely
+// through descriptors: opened with no link on the way, checked to be the
+// file found at launch, cloned (open_tree), given its access
+// (mount_setattr) and moved onto itself (move_mount). No path is resolved
+// twice, and nothing is ever created.
+func bindFiles(binds []Bind) error {
+	for _, b := range binds {
+		fd, err := openNoLinks(b.Path)
+		if err != nil {
+			return fmt.Errorf("cannot bind %s: %v (was it replaced during the launch?)", b.Path, err)
+		}
+		err = bindFile(fd, b)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("cannot bind %s: %v", b.Path, err)
+		}
+	}
+	return nil
+}
+
+func bindFile(fd int, b Bind) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Dev != b.Dev || st.Ino != b.Ino || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errors.New("it is not the file found at launch (it was replaced meanwhile)")
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("open_tree: %v", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if b.ReadOnly {
+		attr = unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %v", err)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %v", err)
+	}
+	return nil
 }
 
 func maskOne(parentFD int, src string, m policy.Mask) error {
