@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,25 @@ func bwrapCacheKey(path string) (string, error) {
 		b.WriteString("|" + strings.TrimSpace(string(data)))
 	}
 	return b.String(), nil
+}
+
+// readSmallFile reads a small regular file without following a link or
+// blocking: a FIFO, a link to /dev/zero or a huge file planted at the path
+// (devbox can write ~/.cache) must not hang or exhaust a launch.
+func readSmallFile(path string) ([]byte, error) {
+	f, err := openConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64<<10+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 64<<10 {
+		return nil, fmt.Errorf("%s is too large", path)
+	}
+	return data, nil
 }
 
 // bwrapCachePath is where a successful probe is remembered: the user's cache
@@ -104,7 +124,7 @@ func FindBwrap(grokHome string, useCache, remember bool) Bubblewrap {
 	cacheFile := bwrapCachePath(grokHome)
 	if err == nil && useCache {
 		var c bwrapCache
-		if data, err := os.ReadFile(cacheFile); err == nil && json.Unmarshal(data, &c) == nil && c.Key == key {
+		if data, err := readSmallFile(cacheFile); err == nil && json.Unmarshal(data, &c) == nil && c.Key == key {
 			info.Version, info.Usable = c.Version, true
 			return info
 		}
