@@ -133,9 +133,15 @@ func FindBwrap(grokHome string, useCache, remember bool) Bubblewrap {
 	if info.Usable && key != "" && remember {
 		_ = os.MkdirAll(filepath.Dir(cacheFile), 0o700)
 		if data, err := json.Marshal(bwrapCache{Key: key, Version: info.Version}); err == nil {
-			tmp := cacheFile + ".tmp" + strconv.Itoa(os.Getpid())
-			if os.WriteFile(tmp, data, 0o600) == nil {
-				_ = os.Rename(tmp, cacheFile)
+			// A fresh, unpredictable name, created exclusively: nothing
+			// planted in the directory can be written through.
+			if f, err := os.CreateTemp(filepath.Dir(cacheFile), "bwrap-probe-*.tmp"); err == nil {
+				_, werr := f.Write(data)
+				if cerr := f.Close(); werr == nil && cerr == nil {
+					_ = os.Rename(f.Name(), cacheFile)
+				} else {
+					os.Remove(f.Name())
+				}
 			}
 		}
 	}

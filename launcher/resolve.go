@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/BurntSushi/toml"
+	"golang.org/x/sys/unix"
 
 	"grok-sandbox/globexpand"
 	"grok-sandbox/launcher/policy"
@@ -406,10 +407,11 @@ func sandboxWritable(p *policy.Policy, dir string) bool {
 
 // canonicalGrant resolves path component by component. A symbolic link
 // that sits in a directory some sandbox can write (this profile's writable
-// paths, and the workspace, GROK_HOME and the temporary directories, which
-// every enforcing profile but read-only writes) is returned as link and
-// not followed: it is the sandbox's to change, and following it would let
-// a command choose what a later launch grants. Other links are followed.
+// paths, the workspace, GROK_HOME, the temporary directories, and any
+// directory you can write, since it could be another launch's workspace or
+// grant) is returned as link and not followed: it is a sandbox's to change,
+// and following it would let a command choose what a later launch grants.
+// Other links are followed, by the same rule.
 func canonicalGrant(p *policy.Policy, path string) (canonical, link string, err error) {
 	return canonicalGrantDepth(p, path, 0)
 }
@@ -418,7 +420,13 @@ func canonicalGrantDepth(p *policy.Policy, path string, depth int) (canonical, l
 	if depth > 40 {
 		return "", "", fmt.Errorf("%s: too many levels of symbolic links", path)
 	}
-	writable := func(dir string) bool { return sandboxWritable(p, dir) }
+	// Any directory you can write could be some launch's workspace or
+	// grant, so a link there is never followed, whatever this profile
+	// writes: only links in directories you cannot write (root's /opt,
+	// say, for an ordinary user) are.
+	writable := func(dir string) bool {
+		return sandboxWritable(p, dir) || unix.Access(dir, unix.W_OK) == nil
+	}
 	cur := "/"
 	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
 		if name == "" {

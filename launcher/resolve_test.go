@@ -78,9 +78,10 @@ profiles.zzz = 1
 	}
 }
 
-// A grant entry is never resolved through a link a sandbox can write (in
-// the workspace, GROK_HOME, the temporary directories or a writable grant),
-// not even at the end of a chain that starts in a directory none writes.
+// A grant entry is never resolved through a link a sandbox could write (in
+// the workspace, GROK_HOME, the temporary directories, a writable grant, or
+// any directory you can write), not even at the end of a chain that starts
+// in a directory you cannot write.
 func TestCanonicalGrantRefusesWritableLinks(t *testing.T) {
 	// Not under /tmp, which every sandbox writes.
 	cache, err := os.UserCacheDir()
@@ -109,12 +110,24 @@ func TestCanonicalGrantRefusesWritableLinks(t *testing.T) {
 	os.Symlink(filepath.Join(ws, "inws"), filepath.Join(safe, "chain"))
 	p := &policy.Policy{Workspace: ws, GrokHome: filepath.Join(root, "gh"), ReadAll: true,
 		Grants: []policy.Grant{{Path: ws, Access: policy.Write}}}
+	// safe is a directory you cannot write: links in it are followed (by
+	// the same rule). Root can write every directory, so for root no link
+	// in an entry is ever followed.
+	if err := os.Chmod(safe, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(safe, 0o755)
+	direct, chain := struct{ want, link string }{target, ""}, struct{ want, link string }{"", filepath.Join(ws, "inws")}
+	if os.Geteuid() == 0 {
+		direct.want, direct.link = "", filepath.Join(safe, "direct")
+		chain.link = filepath.Join(safe, "chain")
+	}
 	for _, tc := range []struct {
 		path, want, link string
 	}{
 		{filepath.Join(ws, "inws"), "", filepath.Join(ws, "inws")},
-		{filepath.Join(safe, "direct"), target, ""},
-		{filepath.Join(safe, "chain"), "", filepath.Join(ws, "inws")},
+		{filepath.Join(safe, "direct"), direct.want, direct.link},
+		{filepath.Join(safe, "chain"), chain.want, chain.link},
 		{filepath.Join(target), target, ""},
 	} {
 		got, link, err := canonicalGrant(p, tc.path)
