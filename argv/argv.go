@@ -124,6 +124,7 @@ func Render(p *policy.Policy, o Options) Launch {
 	} else {
 		rootBound = false
 	}
+	layers = protectedFirst(p, layers)
 	// Links are recreated only on the empty root; where the host's / is
 	// bound they are there already (and bwrap cannot replace them).
 	if !rootBound {
@@ -177,4 +178,32 @@ func Render(p *policy.Policy, o Options) Launch {
 	l.Options = a
 	l.Command = append([]string(nil), o.Init...)
 	return l
+}
+
+// protectedFirst orders the layers that lead to a protected path (its
+// ancestors and itself) before all others, each group parents first. That
+// is still an order in which no mount covers a deeper one made earlier (an
+// ancestor of a protected path leads to it too), and it makes every
+// protected file read-only before bwrap mounts anything a concurrent
+// sandbox could swap for a link: bwrap creates a missing mount point with
+// creat, and a link swapped in meanwhile could otherwise send that onto a
+// protected file and truncate it.
+func protectedFirst(p *policy.Policy, layers []policy.Layer) []policy.Layer {
+	leads := func(path string) bool {
+		for _, q := range p.Protected {
+			if policy.Within(q, path) {
+				return true
+			}
+		}
+		return false
+	}
+	var first, rest []policy.Layer
+	for _, l := range layers {
+		if leads(l.Path) {
+			first = append(first, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	return append(first, rest...)
 }
