@@ -111,10 +111,30 @@ func LocateDirs(req Request) (Dirs, error) {
 	}
 	ws := req.Workspace
 	if ws == "" {
+		// The current directory is the directory itself (the kernel's),
+		// whatever its path holds now.
 		ws = e.Cwd
-	}
-	if e.Workspace, err = canonical(ws); err != nil {
-		return e, refuse("workspace %s: %v", ws, err)
+		if e.Workspace, err = canonical(ws); err != nil {
+			return e, refuse("workspace %s: %v", ws, err)
+		}
+	} else {
+		// --workspace names a path: a link on it in a directory you can
+		// write could be a sandbox's, pointing the next launch's writable
+		// workspace anywhere.
+		abs, err := filepath.Abs(ws)
+		if err != nil {
+			return e, refuse("workspace %s: %v", ws, err)
+		}
+		var link string
+		e.Workspace, link, err = canonicalNoWritableLinks(abs, func(dir string) bool {
+			return unix.Access(dir, unix.W_OK) == nil
+		}, 0)
+		switch {
+		case link != "":
+			return e, refuse("--workspace %s goes through the link %s, in a directory you can write (a sandbox could have put it there); pass the directory it points to", Printable(ws), Printable(link))
+		case err != nil:
+			return e, refuse("workspace %s: %v", ws, err)
+		}
 	}
 	if fi, err := os.Stat(e.Workspace); err != nil || !fi.IsDir() {
 		return e, refuse("workspace %s is not a directory", ws)
@@ -413,19 +433,21 @@ func sandboxWritable(p *policy.Policy, dir string) bool {
 // and following it would let a command choose what a later launch grants.
 // Other links are followed, by the same rule.
 func canonicalGrant(p *policy.Policy, path string) (canonical, link string, err error) {
-	return canonicalGrantDepth(p, path, 0)
-}
-
-func canonicalGrantDepth(p *policy.Policy, path string, depth int) (canonical, link string, err error) {
-	if depth > 40 {
-		return "", "", fmt.Errorf("%s: too many levels of symbolic links", path)
-	}
 	// Any directory you can write could be some launch's workspace or
 	// grant, so a link there is never followed, whatever this profile
 	// writes: only links in directories you cannot write (root's /opt,
 	// say, for an ordinary user) are.
-	writable := func(dir string) bool {
+	return canonicalNoWritableLinks(path, func(dir string) bool {
 		return sandboxWritable(p, dir) || unix.Access(dir, unix.W_OK) == nil
+	}, 0)
+}
+
+// canonicalNoWritableLinks resolves path component by component, following
+// a symbolic link only where writable says its directory is not writable;
+// such a link is returned as link instead.
+func canonicalNoWritableLinks(path string, writable func(dir string) bool, depth int) (canonical, link string, err error) {
+	if depth > 40 {
+		return "", "", fmt.Errorf("%s: too many levels of symbolic links", path)
 	}
 	cur := "/"
 	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
@@ -452,7 +474,7 @@ func canonicalGrantDepth(p *policy.Policy, path string, depth int) (canonical, l
 			if !filepath.IsAbs(target) {
 				target = filepath.Join(cur, target)
 			}
-			if next, link, err = canonicalGrantDepth(p, target, depth+1); err != nil || link != "" {
+			if next, link, err = canonicalNoWritableLinks(target, writable, depth+1); err != nil || link != "" {
 				return "", link, err
 			}
 		}
