@@ -9,8 +9,9 @@ import (
 	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -486,15 +487,24 @@ func explainWarnings(w io.Writer, warnings []string) {
 	}
 }
 
-// Profiles lists every profile: name, where it is defined, what it extends.
-func Profiles(inv launcher.Invocation, w io.Writer) error {
-	// A read-only verb: nothing is created on the host.
+// readConfig locates the directories and reads the config files, creating
+// nothing (a read-only verb), and lists the custom profiles' names, sorted.
+func readConfig(inv launcher.Invocation) (launcher.Dirs, *launcher.Config, []string, error) {
 	inv.DryRun = true
 	env, err := launcher.LocateDirs(inv.Request)
 	if err != nil {
-		return err
+		return env, nil, nil, err
 	}
 	cfg, err := launcher.LoadConfig(env.GrokHome, env.Workspace)
+	if err != nil {
+		return env, nil, nil, err
+	}
+	return env, cfg, slices.Sorted(maps.Keys(cfg.Profiles)), nil
+}
+
+// Profiles lists every profile: name, where it is defined, what it extends.
+func Profiles(inv launcher.Invocation, w io.Writer) error {
+	_, cfg, names, err := readConfig(inv)
 	if err != nil {
 		return err
 	}
@@ -505,11 +515,6 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "%-12s built-in%s\n", b, alias)
 	}
-	names := make([]string, 0, len(cfg.Profiles))
-	for n := range cfg.Profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	for _, n := range names {
 		c := cfg.Profiles[n]
 		ext := c.Extends
@@ -526,21 +531,10 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 
 // Check validates every config file and every custom profile in them.
 func Check(inv launcher.Invocation, w io.Writer) error {
-	// A read-only verb: nothing is created on the host.
-	inv.DryRun = true
-	env, err := launcher.LocateDirs(inv.Request)
+	env, cfg, names, err := readConfig(inv)
 	if err != nil {
 		return err
 	}
-	cfg, err := launcher.LoadConfig(env.GrokHome, env.Workspace)
-	if err != nil {
-		return err
-	}
-	names := make([]string, 0, len(cfg.Profiles))
-	for n := range cfg.Profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var warnings []string
 	for _, n := range names {
 		req := inv.Request
