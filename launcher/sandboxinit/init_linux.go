@@ -146,9 +146,10 @@ func readFD(fd int) ([]byte, error) {
 }
 
 // maskStaging is where the init stage stages the masks' sources: /dev/shm
-// of the fresh /dev, a directory no deny entry can name (every sandbox gets
-// its own /dev). The staging tmpfs is detached before anything else runs,
-// so afterwards no path reaches the sources, in this sandbox or any other.
+// in the sandbox's /dev (mounting over it there changes nothing outside the
+// sandbox's mount namespace; a mask under it is refused). The staging tmpfs
+// is detached before anything else runs, so afterwards no path reaches the
+// sources, in this sandbox or any other.
 const maskStaging = "/dev/shm"
 
 // mountMasks covers each masked file or directory with an empty, mode-0000,
