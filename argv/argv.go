@@ -9,19 +9,25 @@
 //     init stage; no nested user namespaces unless the policy allows them);
 //  2. the base view: the whole file system read-only, or (when the policy
 //     does not read everything) only the granted paths on an empty root;
-//  3. every grant, pin and protected path, parents before children;
+//  3. every grant, pin and protected path that is not staged, parents
+//     before children;
 //  4. the kernel-facing protections, after every grant so that no grant can
 //     undo them: a fresh /dev, a fresh /proc that is read-only as a whole
 //     (no process can write another's memory through /proc/PID/mem; not
 //     where nested user namespaces are allowed) with /proc/sys and friends
 //     read-only, and /sys read-only;
-//  5. the working directory, the seccomp filter, and the init stage.
+//  5. the staged layers, each bound under StageDir on that fresh /dev, for
+//     the init stage to move onto its path after all of this;
+//  6. the working directory, the seccomp filter, and the init stage.
 //
 // Masks are not bwrap's: the init stage mounts them after all of this, by
-// descriptor onto the very file resolution found. bwrap creates a missing
-// mount point through whatever the path holds when it gets there (creat,
-// which truncates), and a concurrent sandbox that may write the workspace
-// can put a link there.
+// descriptor onto the very file resolution found. Nor are the mount points
+// of staged layers: bwrap creates a missing mount point through whatever
+// the path holds when it gets there (mkdir of every missing parent, creat
+// of a file, which truncates), and a concurrent sandbox that may write the
+// directory can put a link there. A staged layer is bound by bwrap under
+// StageDir, on the fresh /dev that no other sandbox sees, and moved onto its
+// path by the init stage, by descriptor, with no link on the way.
 //
 // It targets bubblewrap 0.8.0: no --argv0, no --bind-fd, no overlays.
 package argv
@@ -57,10 +63,11 @@ type Options struct {
 	// InitMasks is true when the policy has masks: Init mounts them (bwrap
 	// never does; see the package doc).
 	InitMasks bool
-	// InitBinds are layers Init mounts instead of bwrap: files a sandbox
-	// could swap, where bwrap's mount point creation (creat) would
-	// truncate whatever a link planted there names.
-	InitBinds map[string]bool
+	// Staged are the layers bwrap binds under StageDir instead of onto
+	// their paths, for the init stage to move there: those whose mount
+	// point lies in a directory some sandbox could write. Render stages a
+	// staged layer's descendants too (its move would cover them).
+	Staged map[string]bool
 	// MapToRoot runs the sandbox as uid and gid 0 of its user namespace
 	// (your own ids outside). bwrap then needs no second, nested user
 	// namespace for an ordinary user, and only in the first one can Init
@@ -76,6 +83,22 @@ type Launch struct {
 	Bwrap   string
 	Options []string
 	Command []string
+	// Moves are the staged layers, in the order the init stage must move
+	// them onto their paths (parents first).
+	Moves []Move
+}
+
+// StageDir is where bwrap binds the staged layers: inside the fresh /dev,
+// a tmpfs of this sandbox's own, so that creating their mount points there
+// cannot be redirected.
+const StageDir = "/dev/.grok-sandbox-stage"
+
+// Move is one staged layer: bwrap binds Path at Stage, the init stage moves
+// that mount onto Path.
+type Move struct {
+	Path     string
+	Stage    string
+	ReadOnly bool
 }
 
 // Argv is the whole command line: bwrap, its options, "--", the command.
@@ -103,7 +126,7 @@ func Render(p *policy.Policy, o Options) Launch {
 	}
 	// --disable-userns puts the command in a nested user namespace, where
 	// an init stage could not mount. When the init stage mounts (masks,
-	// file grants), the seccomp filter's refusal of new user namespaces is
+	// staged layers), the seccomp filter's refusal of new user namespaces is
 	// the guard.
 	if !p.NestedUserNS && len(o.InitCaps) == 0 {
 		add("--disable-userns")
@@ -132,15 +155,30 @@ func Render(p *policy.Policy, o Options) Launch {
 			add("--symlink", l.Target, l.Path)
 		}
 	}
+	bind := func(l policy.Layer, dest string) {
+		if l.Access == policy.Write {
+			add("--bind", l.Path, dest)
+		} else {
+			add("--ro-bind", l.Path, dest)
+		}
+	}
+	// A layer under a staged one is staged too, whatever Staged says: the
+	// move of its parent would otherwise cover it.
+	var staged []policy.Layer
+	underStaged := func(path string) bool {
+		for _, s := range staged {
+			if policy.Within(path, s.Path) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, l := range layers {
-		if o.InitBinds[l.Path] {
+		if o.Staged[l.Path] || underStaged(l.Path) {
+			staged = append(staged, l)
 			continue
 		}
-		if l.Access == policy.Write {
-			add("--bind", l.Path, l.Path)
-		} else {
-			add("--ro-bind", l.Path, l.Path)
-		}
+		bind(l, l.Path)
 	}
 
 	add("--dev", "/dev", "--proc", "/proc")
@@ -165,7 +203,16 @@ func Render(p *policy.Policy, o Options) Launch {
 		add("--ro-bind", "/sys", "/sys")
 	}
 
-	l := Launch{Bwrap: o.Bwrap}
+	// The staged layers last, on the fresh /dev: the init stage moves them
+	// after all of the above, so none is covered by it.
+	var moves []Move
+	for i, l := range staged {
+		m := Move{Path: l.Path, Stage: StageDir + "/" + strconv.Itoa(i), ReadOnly: l.Access != policy.Write}
+		bind(l, m.Stage)
+		moves = append(moves, m)
+	}
+
+	l := Launch{Bwrap: o.Bwrap, Moves: moves}
 	if !rootBound {
 		// The empty root bwrap starts from is a tmpfs; make it read-only
 		// so nothing can be created outside the grants.

@@ -87,3 +87,50 @@ func TestRenderKernelInterfacesAfterRootGrant(t *testing.T) {
 		t.Fatalf("/sys (%d) is not bound read-only after the writable / (%d): %q", sys, bindRoot, l.Options)
 	}
 }
+
+// A staged layer is never bound at its own path: bwrap binds it on the
+// fresh /dev after everything else, and Moves tells the init stage where
+// each went, parents first. Its descendants are staged with it, or its
+// move would cover them.
+func TestRenderStagedLayers(t *testing.T) {
+	p := &policy.Policy{ReadAll: true, Workspace: "/w", Grants: []policy.Grant{
+		{Path: "/w", Access: policy.Write},
+		{Path: "/w/.git/hooks", Access: policy.Read},
+		{Path: "/w/.git/hooks/sub", Access: policy.Write},
+		{Path: "/opt", Access: policy.Read},
+	}}
+	o := opts()
+	o.Staged = map[string]bool{"/w/.git/hooks": true}
+	l := Render(p, o)
+	want := []Move{
+		{Path: "/w/.git/hooks", Stage: StageDir + "/0", ReadOnly: true},
+		{Path: "/w/.git/hooks/sub", Stage: StageDir + "/1", ReadOnly: false},
+	}
+	if !slices.Equal(l.Moves, want) {
+		t.Fatalf("moves %v, want %v", l.Moves, want)
+	}
+	sys := slices.Index(l.Options, "/sys")
+	for _, m := range l.Moves {
+		for j, a := range l.Options {
+			if (a == "--bind" || a == "--ro-bind") && l.Options[j+2] == m.Path {
+				t.Errorf("%s is bound at its own path", m.Path)
+			}
+		}
+		j := slices.Index(l.Options, m.Stage)
+		if j < 0 || l.Options[j-1] != m.Path {
+			t.Fatalf("%s is not bound at %s: %q", m.Path, m.Stage, l.Options)
+		}
+		if j < sys {
+			t.Errorf("%s is staged before the kernel-facing mounts", m.Path)
+		}
+		if flag := l.Options[j-2]; (flag == "--ro-bind") != m.ReadOnly {
+			t.Errorf("%s staged with %s", m.Path, flag)
+		}
+	}
+	for _, own := range []string{"/w", "/opt"} {
+		j := slices.Index(l.Options, own)
+		if j < 0 || l.Options[j+1] != own {
+			t.Errorf("%s is not bound at its own path", own)
+		}
+	}
+}

@@ -207,7 +207,8 @@ func (plan *Plan) Render(command []string, path string) error {
 		if path == "" {
 			path = command[0]
 		}
-		cfg := initFor(p, opts, path, command, plan.Environ.Env)
+		l := argv.Render(p, opts)
+		cfg := initFor(p, opts, l.Moves, path, command, plan.Environ.Env)
 		init, err := encodeInit(cfg)
 		if err != nil {
 			return err
@@ -218,7 +219,6 @@ func (plan *Plan) Render(command []string, path string) error {
 			return err
 		}
 		plan.Init, plan.Seccomp = init, encodeProgram(prog)
-		l := argv.Render(p, opts)
 		plan.Launch = &l
 		plan.Argv = l.Argv()
 		return nil

@@ -4,12 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"grok-sandbox/launcher/sandboxinit"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/policy"
@@ -84,21 +83,11 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	// (bwrap's mounts also cost time in the square of their number: 1,000
 	// masks took it 0.85 s; the init stage mounts 5,000 in about 80 ms.)
 	//
-	// For the same reason the files that read_only and read_write entries
-	// name, where a sandbox can write their directory, are bound by the
-	// init stage, by descriptor (a directory's mount point exists, so
-	// bwrap creates nothing for it; the identity check catches a swap).
-	for _, l := range p.Layers() {
-		if g, ok := entryGrant(p, l.Path); ok && sandboxWritable(p, filepath.Dir(l.Path)) {
-			if fi, err := os.Lstat(g.Path); err == nil && fi.Mode().IsRegular() {
-				if o.InitBinds == nil {
-					o.InitBinds = map[string]bool{}
-				}
-				o.InitBinds[l.Path] = true
-			}
-		}
-	}
-	if len(p.Masks) > 0 || len(o.InitBinds) > 0 {
+	// For the same reason every layer whose mount point lies where a
+	// sandbox could write is staged: bwrap binds it on the fresh /dev and
+	// the init stage moves it into place, by descriptor.
+	o.Staged = stagedLayers(p)
+	if len(p.Masks) > 0 || len(o.Staged) > 0 {
 		o.InitMasks = len(p.Masks) > 0
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
 		o.MapToRoot = uid != 0
@@ -106,18 +95,62 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	return o
 }
 
-// entryGrant is the read_only or read_write entry's grant at path.
-func entryGrant(p *policy.Policy, path string) (policy.Grant, bool) {
-	for _, g := range p.Grants {
-		if g.Path == path && strings.HasSuffix(g.Why, " entry") {
-			return g, true
+// stagedLayers are the layers bwrap must not mount onto their own paths:
+// those nested in another layer (a view of a host directory, not bwrap's
+// empty root) where some directory between that layer and the mount point,
+// on the host, is one a sandbox could write. Such a directory could be
+// another launch's workspace or grant, and a concurrent sandbox there could
+// swap the mount point or a parent for a link, between bwrap's checks and
+// its mkdir, creat and mount: bwrap would create directories or truncate a
+// file wherever the link points. (A layer on bwrap's empty root has only
+// bwrap's own directories above it.) Your own writable directories count
+// whatever this profile grants, and for root every directory does.
+//
+// The kernel-facing mounts (/dev, /proc, /sys) are not layers: their mount
+// points are mount points in every sandbox that has them, which no rename
+// can move (EBUSY), and only a sandbox that writes / could reach them.
+func stagedLayers(p *policy.Policy) map[string]bool {
+	layers := p.Layers()
+	rootBound := p.ReadAll || (len(layers) > 0 && layers[0].Path == "/")
+	writable := func(dir string) bool {
+		return sandboxWritable(p, dir) || unix.Access(dir, unix.W_OK) == nil
+	}
+	var staged map[string]bool
+	for i, l := range layers {
+		if l.Path == "/" {
+			continue
+		}
+		// The nearest layer above l, or / when bwrap binds the host's root.
+		above := ""
+		if rootBound {
+			above = "/"
+		}
+		for _, a := range layers[:i] {
+			if a.Path != l.Path && policy.Within(l.Path, a.Path) && len(a.Path) >= len(above) {
+				above = a.Path
+			}
+		}
+		if above == "" {
+			continue
+		}
+		for dir := filepath.Dir(l.Path); ; dir = filepath.Dir(dir) {
+			if writable(dir) {
+				if staged == nil {
+					staged = map[string]bool{}
+				}
+				staged[l.Path] = true
+				break
+			}
+			if dir == above || dir == "/" {
+				break
+			}
 		}
 	}
-	return policy.Grant{}, false
+	return staged
 }
 
 // initFor is the init stage's config for a bwrap launch of p.
-func initFor(p *policy.Policy, o argv.Options, path string, command, env []string) *sandboxinit.Config {
+func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string) *sandboxinit.Config {
 	cfg := &sandboxinit.Config{
 		Profile: p.Profile,
 		Path:    path,
@@ -130,11 +163,9 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 	if o.InitMasks {
 		cfg.Masks = p.Masks
 	}
-	for _, l := range p.Layers() {
-		if o.InitBinds[l.Path] {
-			dev, ino, _ := fileID(l.Path)
-			cfg.Binds = append(cfg.Binds, sandboxinit.Bind{Path: l.Path, ReadOnly: l.Access != policy.Write, Dev: dev, Ino: ino})
-		}
+	for _, m := range moves {
+		dev, ino, _ := fileID(m.Path)
+		cfg.Binds = append(cfg.Binds, sandboxinit.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, Dev: dev, Ino: ino})
 	}
 	for _, m := range p.Masks {
 		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)

@@ -66,8 +66,9 @@ type Config struct {
 	Network seccomp.Network `json:"network"`
 	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
-	// Binds are files the init stage binds onto themselves, read-only or
-	// writable, instead of bwrap (files whose directory a sandbox writes).
+	// Binds are the staged layers: bwrap bound each at its Stage, on the
+	// fresh /dev, and the init stage moves it onto its path, parents first
+	// (layers whose mount point a sandbox could swap; see argv.Staged).
 	Binds []Bind `json:"init_binds,omitempty"`
 	// Check is what the init stage verifies before the command starts.
 	Check LayerCheck `json:"check"`
@@ -98,6 +99,7 @@ type LayerCheck struct {
 // is still the file found at launch.
 type Bind struct {
 	Path     string `json:"path"`
+	Stage    string `json:"stage"`
 	ReadOnly bool   `json:"read_only"`
 	Dev      uint64 `json:"dev"`
 	Ino      uint64 `json:"ino"`

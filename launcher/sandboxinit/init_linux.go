@@ -75,14 +75,16 @@ func Run(args []string) int {
 
 	runtime.LockOSThread()
 	if !masked {
+		// The staged layers first, then every layer's identity in the
+		// view the command will have, then the masks onto it.
+		if err := moveStaged(cfg.Binds); err != nil {
+			return fail("%v", err)
+		}
 		if err := verifyIdentity(cfg.Check); err != nil {
 			return fail("%v; refusing to start the command", err)
 		}
 	}
 	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0) && !masked {
-		if err := bindFiles(cfg.Binds); err != nil {
-			return fail("%v", err)
-		}
 		if err := mountMasks(cfg.Masks); err != nil {
 			return fail("%v", err)
 		}
@@ -253,47 +255,63 @@ func openNoLinks(path string) (int, error) {
 	return fd, nil
 }
 
-// bindFiles binds each file onto itself, read-only or writable, entirely
-// through descriptors: opened with no link on the way, checked to be the
-// file found at launch, cloned (open_tree), given its access
-// (mount_setattr) and moved onto itself (move_mount). No path is resolved
-// twice, and nothing is ever created.
-func bindFiles(binds []Bind) error {
+// moveStaged moves each staged layer onto its path, parents first,
+// entirely through descriptors: the staged mount (bwrap bound it on this
+// sandbox's own /dev) and its destination are each opened with no link on
+// the way and checked to be the file or directory found at launch, and
+// move_mount takes one to the other. No path is resolved twice, and nothing
+// is ever created outside /dev. Then the staging mount points go.
+func moveStaged(binds []Bind) error {
 	for _, b := range binds {
-		fd, err := openNoLinks(b.Path)
-		if err != nil {
-			return fmt.Errorf("cannot bind %s: %v (was it replaced during the launch?)", b.Path, err)
+		if err := moveOne(b); err != nil {
+			return fmt.Errorf("cannot mount %s: %v", b.Path, err)
 		}
-		err = bindFile(fd, b)
-		unix.Close(fd)
+	}
+	for i := len(binds) - 1; i >= 0; i-- {
+		err := unix.Unlink(binds[i].Stage)
+		if err == unix.EISDIR {
+			err = unix.Rmdir(binds[i].Stage)
+		}
 		if err != nil {
-			return fmt.Errorf("cannot bind %s: %v", b.Path, err)
+			return fmt.Errorf("cannot remove the staging point %s: %v", binds[i].Stage, err)
+		}
+	}
+	if len(binds) > 0 {
+		if err := unix.Rmdir(filepath.Dir(binds[0].Stage)); err != nil {
+			return fmt.Errorf("cannot remove %s: %v", filepath.Dir(binds[0].Stage), err)
 		}
 	}
 	return nil
 }
 
-func bindFile(fd int, b Bind) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+func moveOne(b Bind) error {
+	same := func(fd int) error {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		if st.Dev != b.Dev || st.Ino != b.Ino {
+			return errors.New("it is not what was found at launch (it was replaced meanwhile); refusing")
+		}
+		return nil
+	}
+	src, err := openNoLinks(b.Stage)
+	if err != nil {
+		return fmt.Errorf("staged mount: %v", err)
+	}
+	defer unix.Close(src)
+	if err := same(src); err != nil {
+		return fmt.Errorf("what bwrap bound: %v", err)
+	}
+	dst, err := openNoLinks(b.Path)
+	if err != nil {
+		return fmt.Errorf("%v (was it or a directory above it replaced during the launch?)", err)
+	}
+	defer unix.Close(dst)
+	if err := same(dst); err != nil {
 		return err
 	}
-	if st.Dev != b.Dev || st.Ino != b.Ino || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return errors.New("it is not the file found at launch (it was replaced meanwhile)")
-	}
-	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-	if err != nil {
-		return fmt.Errorf("open_tree: %v", err)
-	}
-	defer unix.Close(tree)
-	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-	if b.ReadOnly {
-		attr = unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-	}
-	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
-		return fmt.Errorf("mount_setattr: %v", err)
-	}
-	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+	if err := unix.MoveMount(src, "", dst, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("move_mount: %v", err)
 	}
 	return nil
