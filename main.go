@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/verbs"
 )
@@ -31,7 +32,7 @@ func run(args []string) int {
 	app := newApp()
 	if err := app.Run(args); err != nil {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "grok-sandbox: "+launcher.Printable(msg))
+			fmt.Fprintln(os.Stderr, "grok-sandbox: "+printable.String(msg))
 		}
 		return launcher.Code(err)
 	}

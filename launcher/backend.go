@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"grok-sandbox/launcher/printable"
 	"io"
 	"os"
 	"os/exec"
@@ -92,10 +93,10 @@ var bwrapDirs = []string{"/usr/bin", "/usr/local/bin", "/bin"}
 func bwrapPath() (string, error) {
 	if p := os.Getenv("GROK_SANDBOX_BWRAP"); p != "" {
 		if !filepath.IsAbs(p) {
-			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s is not an absolute path", Printable(p))
+			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s is not an absolute path", printable.String(p))
 		}
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); GROK_SANDBOX_BWRAP=%s: %v", Printable(p), err)
+			return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); GROK_SANDBOX_BWRAP=%s: %v", printable.String(p), err)
 		}
 		return p, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/printable"
 )
 
 // ConfigError is a problem in a config file. It always names the file and,
@@ -35,9 +36,9 @@ func (e *ConfigError) Error() string {
 		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	if e.Key != "" {
-		return Printable(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
+		return printable.String(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return Printable(fmt.Sprintf("%s: %s", where, e.Msg))
+	return printable.String(fmt.Sprintf("%s: %s", where, e.Msg))
 }
 
 // MaxProfileName is the longest custom profile name accepted.

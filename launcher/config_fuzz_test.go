@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"grok-sandbox/launcher/printable"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func FuzzLoadConfig(f *testing.F) {
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, grokHome) || strings.Contains(msg, "\n") {
 				t.Fatalf("error does not name the file on one line: %q", msg)
-			} else if Printable(msg) != msg {
+			} else if printable.String(msg) != msg {
 				t.Fatalf("error carries control characters: %q", msg)
 			}
 			return

@@ -3,6 +3,7 @@ package launcher
 import (
 	"fmt"
 	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"runtime"
@@ -65,7 +66,7 @@ func runLandlock(plan *Plan, path string) error {
 		events = int(f.Fd())
 		defer f.Close()
 	} else if plan.stderr != nil {
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", Printable(err.Error()))
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", printable.String(err.Error()))
 	}
 	code := sandboxinit.Supervise(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
 	return &ExitError{Code: code}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"io/fs"
@@ -292,7 +293,7 @@ func Run(inv Invocation) error {
 	}
 	Warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
-		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+Printable(plan.Config.GeneralFile)+")")
+		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+printable.String(plan.Config.GeneralFile)+")")
 	}
 	path, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH"))
 	if err == nil {
@@ -303,7 +304,7 @@ func Run(inv Invocation) error {
 		return err
 	}
 	if p := plan.Policy; p.Network.RestrictChildren && !p.Network.Isolate && p.AccessAt(path) == policy.Write {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", Printable(path))
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", printable.String(path))
 	}
 	if err := plan.Render(inv.Command, path); err != nil {
 		plan.log(refusedEvent(err))
@@ -317,7 +318,7 @@ func Run(inv Invocation) error {
 	ev := plan.appliedEvent(inv.Command)
 	plan.log(ev)
 	if inv.Verbose {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", Printable(plan.Policy.Profile), Printable(plan.Policy.Source), plan.Backend)
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", printable.String(plan.Policy.Profile), printable.String(plan.Policy.Source), plan.Backend)
 	}
 	return plan.exec(path)
 }
@@ -456,7 +457,7 @@ func (plan *Plan) Warnings() []string {
 // Warn writes the plan's warnings, one line each.
 func Warn(w io.Writer, plan *Plan) {
 	for _, msg := range plan.Warnings() {
-		fmt.Fprintln(w, "grok-sandbox: warning: "+Printable(msg))
+		fmt.Fprintln(w, "grok-sandbox: warning: "+printable.String(msg))
 	}
 }
 
@@ -492,7 +493,7 @@ func (plan *Plan) log(ev eventlog.Event) {
 	}
 	if err := eventlog.Append(plan.Dirs.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
 		plan.logWarned = true
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", printable.String(err.Error()))
 	}
 }
 
@@ -508,7 +509,7 @@ func logRefusal(inv Invocation, err error) {
 	ev.Workspace = env.Workspace
 	ev.Command = commandName(inv.Command)
 	if err := eventlog.Append(env.GrokHome, ev); err != nil {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", printable.String(err.Error()))
 	}
 }
 

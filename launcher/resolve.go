@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/printable"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func LocateDirs(req Request) (Dirs, error) {
 		}, 0)
 		switch {
 		case link != "":
-			return e, refuse("--workspace %s goes through the link %s, in a directory you can write (a sandbox could have put it there); pass the directory it points to", Printable(ws), Printable(link))
+			return e, refuse("--workspace %s goes through the link %s, in a directory you can write (a sandbox could have put it there); pass the directory it points to", printable.String(ws), printable.String(link))
 		case err != nil:
 			return e, refuse("workspace %s: %v", ws, err)
 		}
