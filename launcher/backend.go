@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
 	"io"
 	"os"
@@ -51,7 +52,7 @@ func bwrapCacheKey(path string) (string, error) {
 // blocking: a FIFO, a link to /dev/zero or a huge file planted at the path
 // (devbox can write ~/.cache) must not hang or exhaust a launch.
 func readSmallFile(path string) ([]byte, error) {
-	f, err := openConfig(path)
+	f, err := config.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"grok-sandbox/launcher/config"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +17,7 @@ func BenchmarkPrepare(b *testing.B) {
 	os.MkdirAll(home, 0o755)
 	os.MkdirAll(ws, 0o755)
 	environ := append(os.Environ(), "HOME="+home)
-	for _, profile := range []string{Workspace, Strict} {
+	for _, profile := range []string{config.Workspace, config.Strict} {
 		b.Run(profile, func(b *testing.B) {
 			inv := Invocation{Request: Request{Profile: profile, ProfileFrom: "--profile", Workspace: ws, Target: runtime.GOOS, Environ: environ}, Command: []string{"/bin/true"}}
 			for i := 0; i < b.N; i++ {

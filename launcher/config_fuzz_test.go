@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
 	"os"
 	"path/filepath"
@@ -42,7 +43,7 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 		os.WriteFile(filepath.Join(grokHome, "sandbox.toml"), sandbox, 0o644)
 		os.WriteFile(filepath.Join(grokHome, "config.toml"), general, 0o644)
-		cfg, err := LoadConfig(grokHome, ws)
+		cfg, err := config.Load(grokHome, ws)
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, grokHome) || strings.Contains(msg, "\n") {
 				t.Fatalf("error does not name the file on one line: %q", msg)
@@ -52,7 +53,7 @@ func FuzzLoadConfig(f *testing.F) {
 			return
 		}
 		for name := range cfg.Profiles {
-			if checkProfileName(name) != "" || IsBuiltin(name) {
+			if config.CheckProfileName(name) != "" || config.IsBuiltin(name) {
 				t.Fatalf("profile name %q accepted", name)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -522,7 +523,7 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 		if isFile && !filepath.IsAbs(file) {
 			file = filepath.Join(gitdir, file)
 		}
-		if isFile && !contains(c.files, file) {
+		if isFile && !slices.Contains(c.files, file) {
 			c.files = append(c.files, file)
 		}
 		switch {

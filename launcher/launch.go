@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
@@ -66,7 +67,7 @@ type Invocation struct {
 // Plan is everything decided before exec: nothing below it reads config.
 type Plan struct {
 	Selection Selection
-	Config    *Config
+	Config    *config.Config
 	Dirs      Dirs
 	Policy    *policy.Policy
 	Environ   envpolicy.Result
@@ -111,7 +112,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err := config.Load(env.GrokHome, env.Workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	const noLandlock = "Landlock is not available either (it needs Linux 5.13 or later with Landlock enabled)"
-	if p.Base == Devbox && p.Source == "built-in" {
+	if p.Base == config.Devbox && p.Source == "built-in" {
 		plan.Backend = BackendNone
 		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
 		return nil

@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/printable"
 	"io/fs"
@@ -215,7 +216,7 @@ func checkWorkspace(ws, home, profile, base string) error {
 	if inVirtualFS(ws) {
 		return refuse("workspace %s is inside /proc, /sys or /dev, the kernel's own file systems, which no sandbox takes from the host; %s", ws, fix)
 	}
-	if base != Workspace && base != Strict {
+	if base != config.Workspace && base != config.Strict {
 		return nil
 	}
 	switch {
@@ -261,7 +262,7 @@ func canonical(path string) (string, error) {
 // [sandbox] profile in config.toml, else off. A flag or GROK_SANDBOX that is
 // set but empty is refused: it reads as a choice, and falling through to
 // off (or to config.toml) would run something nobody chose.
-func Select(req Request, cfg *Config) (Selection, error) {
+func Select(req Request, cfg *config.Config) (Selection, error) {
 	switch {
 	case req.ProfileFrom != "" && req.Profile == "":
 		how := "--profile NAME"
@@ -274,11 +275,11 @@ func Select(req Request, cfg *Config) (Selection, error) {
 	case cfg.Default != "":
 		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}, nil
 	}
-	return Selection{Name: Off, By: "default"}, nil
+	return Selection{Name: config.Off, By: "default"}, nil
 }
 
 // Resolve turns the selected profile into a policy for req.Target.
-func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy, error) {
+func Resolve(req Request, env Dirs, cfg *config.Config, sel Selection) (*policy.Policy, error) {
 	t := targetFor(req.Target, req.Environ)
 	p := &policy.Policy{
 		Profile:   sel.Name,
@@ -288,7 +289,7 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 		GrokHome:  t.path(env.GrokHome),
 	}
 	for _, s := range cfg.Shadowed {
-		p.Warnings = append(p.Warnings, (&ConfigError{File: s.File, Line: s.Line, Key: toml.Key{"profiles", s.Name}.String(),
+		p.Warnings = append(p.Warnings, (&config.Error{File: s.File, Line: s.Line, Key: toml.Key{"profiles", s.Name}.String(),
 			Msg: fmt.Sprintf("is ignored: %q is a built-in profile name; rename the custom profile", s.Name)}).Error())
 	}
 	for _, c := range cfg.Conflicts {
@@ -297,37 +298,37 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 			c.Name, c.Global.File, c.Global.Line, c.Project.File, c.Project.Line))
 	}
 
-	var custom *CustomProfile
-	if b := canonicalBuiltin(sel.Name); b != "" {
+	var custom *config.CustomProfile
+	if b := config.CanonicalBuiltin(sel.Name); b != "" {
 		p.Base, p.Source = b, "built-in"
 	} else if c, ok := cfg.Profiles[sel.Name]; ok {
 		custom = &c
 		p.Source = c.File
 		ext := c.Extends
 		if ext == "" {
-			ext = Workspace
+			ext = config.Workspace
 		}
-		switch b := canonicalBuiltin(ext); {
-		case b == Off:
-			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
+		switch b := config.CanonicalBuiltin(ext); {
+		case b == config.Off:
+			return nil, &config.Error{File: c.File, Line: c.KeyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("cannot extend %q: it is no sandbox; extend workspace, devbox, read-only or strict", ext)}
 		case b == "":
 			what := "not a built-in profile"
 			if _, isCustom := cfg.Profiles[ext]; isCustom {
 				what = "a custom profile, and custom profiles can only extend a built-in one"
 			}
-			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
+			return nil, &config.Error{File: c.File, Line: c.KeyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("%q is %s; use workspace, devbox, read-only or strict", ext, what)}
 		default:
 			p.Base = b
 		}
 	} else {
-		if b := canonicalBuiltin(foldName(sel.Name)); b != "" {
-			return nil, refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, foldName(sel.Name))
+		if b := config.CanonicalBuiltin(config.FoldName(sel.Name)); b != "" {
+			return nil, refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, config.FoldName(sel.Name))
 		}
 		return nil, refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
 	}
-	if p.Base == Off {
+	if p.Base == config.Off {
 		return p, nil
 	}
 	p.Enforce = true
@@ -340,7 +341,7 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 	}
 	p.Network.RestrictChildren = restrictsNetwork(p.Base)
 	p.Network.Isolate = req.IsolateNetwork
-	p.NestedUserNS = p.Base == Devbox
+	p.NestedUserNS = p.Base == config.Devbox
 	if custom != nil {
 		if custom.RestrictNetwork != nil {
 			p.Network.RestrictChildren = *custom.RestrictNetwork
@@ -373,7 +374,7 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 // explicit paths: a trailing /** or /* names the directory; anything still
 // glob-like, white space at either end, or a path that does not exist is
 // skipped with a warning rather than guessed at.
-func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) error {
+func addEntries(p *policy.Policy, t target, c *config.CustomProfile, key string, entries []string, acc policy.Access) error {
 	for i, entry := range entries {
 		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
 		if warn == "" {
@@ -391,7 +392,7 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 				path, err = t.canonical(path)
 			}
 			if link != "" {
-				return &ConfigError{File: c.File, Line: c.entryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
+				return &config.Error{File: c.File, Line: c.EntryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
 					Msg: fmt.Sprintf("entry %q goes through the link %s, in a directory a sandbox can write: a sandboxed command could point it anywhere (home, say) for the next launch; name the directory the link points to instead", entry, link)}
 			}
 			if warn != "" {
@@ -402,7 +403,7 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 			}
 		}
 		if warn != "" {
-			p.Warnings = append(p.Warnings, (&ConfigError{File: c.File, Line: c.entryLine(key, i),
+			p.Warnings = append(p.Warnings, (&config.Error{File: c.File, Line: c.EntryLine(key, i),
 				Key: toml.Key{"profiles", c.Name, key}.String(), Msg: fmt.Sprintf("entry %q %s", entry, warn)}).Error())
 			continue
 		}
@@ -769,12 +770,12 @@ func noSymlinkComponents(path string) error {
 // resolveDeny validates every deny entry (refusing the run on any
 // unsupported form), keeps the rules for renderers that match at run time,
 // and expands them to the existing paths that a mount-based backend masks.
-func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
+func resolveDeny(p *policy.Policy, t target, c *config.CustomProfile) error {
 	var pats []globexpand.Pattern
 	for i, entry := range c.Deny {
 		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
 		if err != nil {
-			return &ConfigError{File: c.File, Line: c.entryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
+			return &config.Error{File: c.File, Line: c.EntryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
 		}
 		pats = append(pats, pat)
 		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: c.File})

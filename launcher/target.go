@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/policy"
 )
 
@@ -82,7 +84,7 @@ func (t target) tempDirs() []string {
 			}
 		}
 		c = t.path(c)
-		if policy.Within(c, "/private/var/folders") && !contains(dirs, c) {
+		if policy.Within(c, "/private/var/folders") && !slices.Contains(dirs, c) {
 			dirs = append(dirs, c)
 		}
 	}
@@ -107,23 +109,23 @@ func baseGrants(p *policy.Policy, t target) error {
 		}
 	}
 	switch p.Base {
-	case Workspace:
+	case config.Workspace:
 		p.ReadAll = true
 		grant(p.Workspace, policy.Write, "workspace")
 		grant(p.GrokHome, policy.Write, "GROK_HOME")
 		temps()
-	case ReadOnly:
+	case config.ReadOnly:
 		p.ReadAll = true
 		grant(p.GrokHome, policy.Write, "GROK_HOME")
 		temps()
-	case Strict:
+	case config.Strict:
 		if err := systemPaths(p, t, grant); err != nil {
 			return err
 		}
 		grant(p.Workspace, policy.Write, "workspace")
 		grant(p.GrokHome, policy.Write, "GROK_HOME")
 		temps()
-	case Devbox:
+	case config.Devbox:
 		p.ReadAll = true
 		entries, err := os.ReadDir("/")
 		if err != nil {

@@ -3,6 +3,7 @@ package verbs
 import (
 	"fmt"
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
 	"io"
 	"maps"
@@ -28,7 +29,7 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 	var detail strings.Builder
 	w := &detail
 	var backends, degraded, refused, fallbacks []string
-	var cfg *launcher.Config
+	var cfg *config.Config
 	defer func() {
 		fmt.Fprintln(out, "summary:")
 		fmt.Fprintf(out, "  platform: %s/%s", runtime.GOOS, runtime.GOARCH)
@@ -88,7 +89,7 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 			fmt.Fprintln(w, "landlock:   not available (needs Linux 5.13 or later with Landlock enabled)")
 		}
 	}
-	cfg, err = launcher.LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err = config.Load(env.GrokHome, env.Workspace)
 	if err != nil {
 		fmt.Fprintf(w, "config:     ERROR %s\n", printable.String(err.Error()))
 		return err
@@ -102,7 +103,7 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		fmt.Fprintf(w, "  %-11s %s\n", state, printable.String(f))
 	}
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
-	names := append([]string{}, launcher.Builtins[1:]...)
+	names := append([]string{}, config.Builtins[1:]...)
 	names = append(names, slices.Sorted(maps.Keys(cfg.Profiles))...)
 	wouldCreate := append([]string(nil), env.WouldCreate()...)
 	for _, name := range names {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
@@ -490,13 +491,13 @@ func explainWarnings(w io.Writer, warnings []string) {
 
 // readConfig locates the directories and reads the config files, creating
 // nothing (a read-only verb), and lists the custom profiles' names, sorted.
-func readConfig(inv launcher.Invocation) (launcher.Dirs, *launcher.Config, []string, error) {
+func readConfig(inv launcher.Invocation) (launcher.Dirs, *config.Config, []string, error) {
 	inv.DryRun = true
 	env, err := launcher.LocateDirs(inv.Request)
 	if err != nil {
 		return env, nil, nil, err
 	}
-	cfg, err := launcher.LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err := config.Load(env.GrokHome, env.Workspace)
 	if err != nil {
 		return env, nil, nil, err
 	}
@@ -509,9 +510,9 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range launcher.Builtins {
+	for _, b := range config.Builtins {
 		alias := ""
-		if b == launcher.Off {
+		if b == config.Off {
 			alias = " (alias: none)"
 		}
 		fmt.Fprintf(w, "%-12s built-in%s\n", b, alias)
@@ -520,7 +521,7 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 		c := cfg.Profiles[n]
 		ext := c.Extends
 		if ext == "" {
-			ext = launcher.Workspace
+			ext = config.Workspace
 		}
 		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", printable.String(n), printable.String(c.File), c.Line, printable.String(ext))
 	}
