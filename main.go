@@ -14,6 +14,7 @@ import (
 
 	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/verbs"
 )
@@ -270,7 +271,7 @@ func version() string {
 // invocation collects what every command needs from the flags and the
 // environment. The profile comes from --profile/--sandbox, else GROK_SANDBOX.
 func invocation(c *cli.Context, target string) launcher.Invocation {
-	req := launcher.Request{
+	req := resolve.Request{
 		Workspace:      c.String("workspace"),
 		Target:         target,
 		IsolateNetwork: c.Bool("isolate-network"),

@@ -7,6 +7,7 @@ import (
 
 	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/resolve"
 )
 
 // Backend selection (SPEC §9) against a fake host: bwrap usable or not,
@@ -49,7 +50,7 @@ func TestSelectBackend(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			hostBackends.bwrap = func(string, bool, bool) Bubblewrap { return tc.bwrap }
 			hostBackends.landlockABI = func() int { return tc.landlock }
-			plan := &Plan{Policy: tc.p, Dirs: Dirs{GrokHome: ws, dryRun: true}}
+			plan := &Plan{Policy: tc.p, Dirs: resolve.Dirs{GrokHome: ws, DryRun: true}}
 			err := plan.selectBackend()
 			got := plan.Backend
 			if err != nil {

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/resolve"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,7 +20,7 @@ func BenchmarkPrepare(b *testing.B) {
 	environ := append(os.Environ(), "HOME="+home)
 	for _, profile := range []string{config.Workspace, config.Strict} {
 		b.Run(profile, func(b *testing.B) {
-			inv := Invocation{Request: Request{Profile: profile, ProfileFrom: "--profile", Workspace: ws, Target: runtime.GOOS, Environ: environ}, Command: []string{"/bin/true"}}
+			inv := Invocation{Request: resolve.Request{Profile: profile, ProfileFrom: "--profile", Workspace: ws, Target: runtime.GOOS, Environ: environ}, Command: []string{"/bin/true"}}
 			for i := 0; i < b.N; i++ {
 				plan, err := Prepare(inv)
 				if err != nil {

@@ -6,6 +6,7 @@ import (
 	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"io/fs"
@@ -58,7 +59,7 @@ func Code(err error) int {
 
 // Invocation is one run, print or explain.
 type Invocation struct {
-	Request
+	resolve.Request
 	Command []string
 	Verbose bool
 	Stderr  io.Writer
@@ -66,9 +67,9 @@ type Invocation struct {
 
 // Plan is everything decided before exec: nothing below it reads config.
 type Plan struct {
-	Selection Selection
+	Selection resolve.Selection
 	Config    *config.Config
-	Dirs      Dirs
+	Dirs      resolve.Dirs
 	Policy    *policy.Policy
 	Environ   envpolicy.Result
 	Backend   string // "bwrap", "none" (off), "seatbelt"
@@ -108,7 +109,7 @@ const (
 
 // Prepare resolves inv into a plan without touching the sandbox.
 func Prepare(inv Invocation) (*Plan, error) {
-	env, err := LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +117,11 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := Select(inv.Request, cfg)
+	sel, err := resolve.Select(inv.Request, cfg)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := Resolve(inv.Request, env, cfg, sel)
+	pol, err := resolve.Resolve(inv.Request, env, cfg, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	// Only run remembers a successful probe; read-only verbs write nothing.
-	plan.Bwrap = hostBackends.bwrap(plan.Dirs.GrokHome, true, !plan.Dirs.dryRun)
+	plan.Bwrap = hostBackends.bwrap(plan.Dirs.GrokHome, true, !plan.Dirs.DryRun)
 	if plan.Bwrap.Usable {
 		plan.Backend = BackendBwrap
 		return nil
@@ -172,11 +173,11 @@ func (plan *Plan) selectBackend() error {
 	why := plan.Bwrap.Reason
 	if abi := hostBackends.landlockABI(); abi > 0 {
 		if len(p.Deny) > 0 {
-			return refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
+			return resolve.Refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
 		}
 		rs, err := planLandlock(p, abi)
 		if err != nil {
-			return refuse("profile %s cannot be enforced with Landlock (%v), and %s", p.Profile, err, why)
+			return resolve.Refuse("profile %s cannot be enforced with Landlock (%v), and %s", p.Profile, err, why)
 		}
 		plan.Backend, plan.Landlock = BackendLandlock, rs
 		plan.Degraded = fmt.Sprintf("%s; enforcing profile %s with Landlock (ABI %d) instead: no pid, user or mount namespace, no fresh /dev or /proc, and protected files keep their modes changeable (see `grok-sandbox explain`)", why, p.Profile, abi)
@@ -188,7 +189,7 @@ func (plan *Plan) selectBackend() error {
 		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
 		return nil
 	}
-	return refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
+	return resolve.Refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
 }
 
 // Render fills in the argv for the plan's backend. path is the command's
@@ -227,7 +228,7 @@ func (plan *Plan) Render(command []string, path string) error {
 	case BackendSeatbelt:
 		return plan.renderSeatbelt(command)
 	}
-	return refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
+	return resolve.Refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
 }
 
 // lookPathIn finds the command the way the sandbox will (with the final
@@ -277,7 +278,7 @@ func lookPathIn(name, path string) (string, error) {
 // only on failure.
 func Run(inv Invocation) error {
 	if len(inv.Command) == 0 {
-		return refuse("no command given; usage: grok-sandbox run [--profile NAME] -- COMMAND [ARG...]")
+		return resolve.Refuse("no command given; usage: grok-sandbox run [--profile NAME] -- COMMAND [ARG...]")
 	}
 	plan, err := Prepare(inv)
 	if err != nil {
@@ -287,7 +288,7 @@ func Run(inv Invocation) error {
 	plan.stderr = inv.Stderr
 	if plan.Policy.Enforce {
 		if outer, ok := insideGrokSandbox(); ok {
-			err := refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
+			err := resolve.Refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
 			plan.log(refusedEvent(err))
 			return err
 		}
@@ -296,7 +297,7 @@ func Run(inv Invocation) error {
 	if plan.Selection.By == "default" {
 		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+printable.String(plan.Config.GeneralFile)+")")
 	}
-	path, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH"))
+	path, err := lookPathIn(inv.Command[0], envpolicy.Getenv(plan.Environ.Env, "PATH"))
 	if err == nil {
 		path, err = plan.commandVisible(path)
 	}
@@ -350,7 +351,7 @@ func (plan *Plan) execBwrap() error {
 	// The bwrap selectBackend probed, found in system directories only.
 	bwrap := plan.Bwrap.Path
 	if bwrap == "" {
-		return refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap) or choose --profile off")
+		return resolve.Refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap) or choose --profile off")
 	}
 	l := *plan.Launch
 	l.Bwrap = bwrap
@@ -392,11 +393,11 @@ func (plan *Plan) execBwrap() error {
 func checkBoundary(argv, command []string) error {
 	n := len(command)
 	if len(argv) < n+2 || argv[len(argv)-n-1] != "--" || !slices.Equal(argv[len(argv)-n:], command) {
-		return refuse("internal error: the bwrap command line does not end with the init stage; refusing to start a sandbox that could miss its layers")
+		return resolve.Refuse("internal error: the bwrap command line does not end with the init stage; refusing to start a sandbox that could miss its layers")
 	}
 	for _, a := range argv[1 : len(argv)-n-1] {
 		if a == "--" {
-			return refuse("internal error: a bwrap option is \"--\"; refusing to start a sandbox that could miss its layers")
+			return resolve.Refuse("internal error: a bwrap option is \"--\"; refusing to start a sandbox that could miss its layers")
 		}
 	}
 	return nil
@@ -446,7 +447,7 @@ func (plan *Plan) commandVisible(path string) (string, error) {
 }
 
 // Warnings are the policy's warnings and, last, what the backend chosen
-// loses (the policy itself is not changed after Resolve).
+// loses (the policy itself is not changed after resolve.Resolve).
 func (plan *Plan) Warnings() []string {
 	w := append([]string(nil), plan.Policy.Warnings...)
 	if plan.Degraded != "" {
@@ -501,7 +502,7 @@ func (plan *Plan) log(ev eventlog.Event) {
 // logRefusal records a refusal that happened before a plan existed, when
 // GROK_HOME can still be found.
 func logRefusal(inv Invocation, err error) {
-	env, lerr := LocateDirs(inv.Request)
+	env, lerr := resolve.LocateDirs(inv.Request)
 	if lerr != nil {
 		return
 	}

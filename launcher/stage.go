@@ -3,6 +3,7 @@ package launcher
 import (
 	"encoding/binary"
 	"encoding/json"
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func commandNetwork(p *policy.Policy) seccomp.Network {
 func buildProgram(r seccomp.Rules) ([]bpf.RawInstruction, error) {
 	arch, err := seccomp.HostArch()
 	if err != nil {
-		return nil, refuse("%v: terminal injection cannot be blocked here", err)
+		return nil, resolve.Refuse("%v: terminal injection cannot be blocked here", err)
 	}
 	return seccomp.Build(r, arch)
 }
@@ -89,7 +90,7 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	// init stage, by descriptor (a directory's mount point exists, so
 	// bwrap creates nothing for it; the identity check catches a swap).
 	for _, l := range p.Layers() {
-		if g, ok := entryGrant(p, l.Path); ok && sandboxWritable(p, filepath.Dir(l.Path)) {
+		if g, ok := entryGrant(p, l.Path); ok && p.SandboxWritable(filepath.Dir(l.Path)) {
 			if fi, err := os.Lstat(g.Path); err == nil && fi.Mode().IsRegular() {
 				if o.InitBinds == nil {
 					o.InitBinds = map[string]bool{}
@@ -132,7 +133,7 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 	}
 	for _, l := range p.Layers() {
 		if o.InitBinds[l.Path] {
-			dev, ino, _ := fileID(l.Path)
+			dev, ino, _ := resolve.FileID(l.Path)
 			cfg.Binds = append(cfg.Binds, sandboxinit.Bind{Path: l.Path, ReadOnly: l.Access != policy.Write, Dev: dev, Ino: ino})
 		}
 	}
@@ -160,7 +161,7 @@ func initFor(p *policy.Policy, o argv.Options, path string, command, env []strin
 		}
 		// What the path names now, on the host; a link or a missing path
 		// records nothing that the sandbox's view could match.
-		dev, ino, _ := fileID(l.Path)
+		dev, ino, _ := resolve.FileID(l.Path)
 		cfg.Check.Identity = append(cfg.Check.Identity, sandboxinit.PathID{Path: l.Path, Dev: dev, Ino: ino})
 	}
 	return cfg

@@ -5,6 +5,7 @@ import (
 	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 	"io"
 	"maps"
 	"os"
@@ -21,7 +22,7 @@ import (
 func Doctor(inv launcher.Invocation, out io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := launcher.LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request)
 	if err != nil {
 		return err
 	}

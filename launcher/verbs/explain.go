@@ -9,6 +9,7 @@ import (
 	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"maps"
@@ -24,7 +25,7 @@ import (
 
 func checkTarget(t string) error {
 	if t != "linux" && t != "darwin" {
-		return launcher.Refuse("--target %q: use linux or darwin", t)
+		return resolve.Refuse("--target %q: use linux or darwin", t)
 	}
 	return nil
 }
@@ -38,7 +39,7 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		return err
 	}
 	if len(inv.Command) == 0 {
-		return launcher.Refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
+		return resolve.Refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
 	}
 	plan, err := launcher.Prepare(inv)
 	if err != nil {
@@ -491,9 +492,9 @@ func explainWarnings(w io.Writer, warnings []string) {
 
 // readConfig locates the directories and reads the config files, creating
 // nothing (a read-only verb), and lists the custom profiles' names, sorted.
-func readConfig(inv launcher.Invocation) (launcher.Dirs, *config.Config, []string, error) {
+func readConfig(inv launcher.Invocation) (resolve.Dirs, *config.Config, []string, error) {
 	inv.DryRun = true
-	env, err := launcher.LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request)
 	if err != nil {
 		return env, nil, nil, err
 	}
@@ -541,14 +542,14 @@ func Check(inv launcher.Invocation, w io.Writer) error {
 	for _, n := range names {
 		req := inv.Request
 		req.Target = "linux"
-		p, err := launcher.Resolve(req, env, cfg, launcher.Selection{Name: n, By: "check"})
+		p, err := resolve.Resolve(req, env, cfg, resolve.Selection{Name: n, By: "check"})
 		if err != nil {
 			return err
 		}
 		warnings = append(warnings, p.Warnings...)
 	}
 	if cfg.Default != "" {
-		if _, err := launcher.Resolve(inv.Request, env, cfg, launcher.Selection{Name: cfg.Default, By: "check"}); err != nil {
+		if _, err := resolve.Resolve(inv.Request, env, cfg, resolve.Selection{Name: cfg.Default, By: "check"}); err != nil {
 			return err
 		}
 	}

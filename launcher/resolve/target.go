@@ -1,4 +1,4 @@
-package launcher
+package resolve
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/envpolicy"
 	"grok-sandbox/launcher/policy"
 )
 
@@ -76,7 +77,7 @@ func (t target) tempDirs() []string {
 		return []string{"/tmp", "/var/tmp"}
 	}
 	dirs := []string{"/private/tmp", "/private/var/tmp"}
-	if tmp := getenv(t.environ, "TMPDIR"); tmp != "" && filepath.IsAbs(tmp) {
+	if tmp := envpolicy.Getenv(t.environ, "TMPDIR"); tmp != "" && filepath.IsAbs(tmp) {
 		c := filepath.Clean(tmp)
 		if t.host {
 			if r, err := filepath.EvalSymlinks(c); err == nil {
@@ -129,7 +130,7 @@ func baseGrants(p *policy.Policy, t target) error {
 		p.ReadAll = true
 		entries, err := os.ReadDir("/")
 		if err != nil {
-			return refuse("devbox: cannot list /: %v", err)
+			return Refuse("devbox: cannot list /: %v", err)
 		}
 		for _, e := range entries {
 			path := "/" + e.Name()
@@ -160,7 +161,7 @@ func systemPaths(p *policy.Policy, t target, grant func(string, policy.Access, s
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			dest, err := os.Readlink(d)
 			if err != nil {
-				return refuse("strict: cannot read the link %s: %v", d, err)
+				return Refuse("strict: cannot read the link %s: %v", d, err)
 			}
 			p.Links = append(p.Links, policy.Link{Path: d, Target: dest})
 			if c, err := filepath.EvalSymlinks(d); err == nil && !strings.HasPrefix(c, "/usr/") && c != "/usr" {
