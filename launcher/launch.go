@@ -109,7 +109,8 @@ const (
 
 // Prepare resolves inv into a plan without touching the sandbox.
 func Prepare(inv Invocation) (*Plan, error) {
-	env, err := resolve.LocateDirs(inv.Request)
+	host := ProbeHost()
+	env, err := resolve.LocateDirs(inv.Request, host)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := resolve.Resolve(inv.Request, env, cfg, sel)
+	pol, err := resolve.Resolve(inv.Request, host, env, cfg, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +140,6 @@ func Prepare(inv Invocation) (*Plan, error) {
 	plan.Environ = envpolicy.Apply(inv.Environ, cfg.Env, pol.Target, forced)
 	return plan, nil
 }
-
-// hostBackends is what the host offers; tests replace it.
-var hostBackends = struct {
-	bwrap       func(grokHome string, useCache, remember bool) Bubblewrap
-	landlockABI func() int
-}{FindBwrap, LandlockABI}
 
 // selectBackend chooses how the policy is enforced (SPEC §9): bwrap when it
 // works; else Landlock where the policy can be expressed exactly; else
@@ -502,7 +497,7 @@ func (plan *Plan) log(ev eventlog.Event) {
 // logRefusal records a refusal that happened before a plan existed, when
 // GROK_HOME can still be found.
 func logRefusal(inv Invocation, err error) {
-	env, lerr := resolve.LocateDirs(inv.Request)
+	env, lerr := resolve.LocateDirs(inv.Request, ProbeHost())
 	if lerr != nil {
 		return
 	}

@@ -58,9 +58,12 @@ func FuzzLoadConfig(f *testing.F) {
 			}
 		}
 		env := Dirs{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
+		// A Linux host: the darwin policy is resolved from that
+		// platform's fixed rules alone, whatever machine runs this.
+		host := Host{OS: "linux", Cwd: ws}
 		for name := range cfg.Profiles {
 			req := Request{Profile: name, ProfileFrom: "--profile", Target: "darwin", Environ: []string{"HOME=" + home}}
-			_, _ = Resolve(req, env, cfg, Selection{Name: name, By: "fuzz"})
+			_, _ = Resolve(req, host, env, cfg, Selection{Name: name, By: "fuzz"})
 		}
 	})
 }

@@ -97,10 +97,10 @@ func (e Dirs) WouldCreate() []string {
 }
 
 // LocateDirs finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
-// when missing). A GROK_HOME that would hand a sandbox more than itself is
+// when missing) on host h. A GROK_HOME that would hand a sandbox more than itself is
 // refused: every enforcing profile makes GROK_HOME writable and hook
 // protection creates files in it.
-func LocateDirs(req Request) (Dirs, error) {
+func LocateDirs(req Request, h Host) (Dirs, error) {
 	var e Dirs
 	home := envpolicy.Getenv(req.Environ, "HOME")
 	if home == "" {
@@ -110,7 +110,7 @@ func LocateDirs(req Request) (Dirs, error) {
 	if e.Home, err = canonical(home); err != nil {
 		return e, Refuse("home directory %s: %v", home, err)
 	}
-	if e.Cwd, err = os.Getwd(); err != nil {
+	if e.Cwd, err = h.Cwd, h.CwdErr; err != nil {
 		return e, Refuse("cannot find the current directory: %v", err)
 	}
 	if e.Cwd, err = canonical(e.Cwd); err != nil {
@@ -283,9 +283,10 @@ func Select(req Request, cfg *config.Config) (Selection, error) {
 	return Selection{Name: config.Off, By: "default"}, nil
 }
 
-// Resolve turns the selected profile into a policy for req.Target.
-func Resolve(req Request, env Dirs, cfg *config.Config, sel Selection) (*policy.Policy, error) {
-	t := targetFor(req.Target, req.Environ)
+// Resolve turns the selected profile into a policy for req.Target, on host
+// h, in the directories LocateDirs found there.
+func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (*policy.Policy, error) {
+	t := targetFor(req.Target, h.OS, req.Environ)
 	p := &policy.Policy{
 		Profile:   sel.Name,
 		Target:    req.Target,
@@ -341,7 +342,7 @@ func Resolve(req Request, env Dirs, cfg *config.Config, sel Selection) (*policy.
 		return nil, err
 	}
 
-	if err := baseGrants(p, t); err != nil {
+	if err := baseGrants(p, t, h); err != nil {
 		return nil, err
 	}
 	p.Network.RestrictChildren = restrictsNetwork(p.Base)

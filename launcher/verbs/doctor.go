@@ -22,7 +22,7 @@ import (
 func Doctor(inv launcher.Invocation, out io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := resolve.LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request, launcher.ProbeHost())
 	if err != nil {
 		return err
 	}

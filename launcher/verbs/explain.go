@@ -490,11 +490,12 @@ func explainWarnings(w io.Writer, warnings []string) {
 	}
 }
 
-// readConfig locates the directories and reads the config files, creating
-// nothing (a read-only verb), and lists the custom profiles' names, sorted.
-func readConfig(inv launcher.Invocation) (resolve.Dirs, *config.Config, []string, error) {
+// readConfig locates the directories on host and reads the config files,
+// creating nothing (a read-only verb), and lists the custom profiles'
+// names, sorted.
+func readConfig(inv launcher.Invocation, host resolve.Host) (resolve.Dirs, *config.Config, []string, error) {
 	inv.DryRun = true
-	env, err := resolve.LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request, host)
 	if err != nil {
 		return env, nil, nil, err
 	}
@@ -507,7 +508,7 @@ func readConfig(inv launcher.Invocation) (resolve.Dirs, *config.Config, []string
 
 // Profiles lists every profile: name, where it is defined, what it extends.
 func Profiles(inv launcher.Invocation, w io.Writer) error {
-	_, cfg, names, err := readConfig(inv)
+	_, cfg, names, err := readConfig(inv, launcher.ProbeHost())
 	if err != nil {
 		return err
 	}
@@ -534,7 +535,8 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 
 // Check validates every config file and every custom profile in them.
 func Check(inv launcher.Invocation, w io.Writer) error {
-	env, cfg, names, err := readConfig(inv)
+	host := launcher.ProbeHost()
+	env, cfg, names, err := readConfig(inv, host)
 	if err != nil {
 		return err
 	}
@@ -542,14 +544,14 @@ func Check(inv launcher.Invocation, w io.Writer) error {
 	for _, n := range names {
 		req := inv.Request
 		req.Target = "linux"
-		p, err := resolve.Resolve(req, env, cfg, resolve.Selection{Name: n, By: "check"})
+		p, err := resolve.Resolve(req, host, env, cfg, resolve.Selection{Name: n, By: "check"})
 		if err != nil {
 			return err
 		}
 		warnings = append(warnings, p.Warnings...)
 	}
 	if cfg.Default != "" {
-		if _, err := resolve.Resolve(inv.Request, env, cfg, resolve.Selection{Name: cfg.Default, By: "check"}); err != nil {
+		if _, err := resolve.Resolve(inv.Request, host, env, cfg, resolve.Selection{Name: cfg.Default, By: "check"}); err != nil {
 			return err
 		}
 	}
