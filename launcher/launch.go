@@ -1,3 +1,12 @@
+// Package launcher runs one invocation from end to end, and is where it
+// meets the machine: it probes the host (ProbeHost in host.go, bubblewrap
+// in backend.go, Landlock), reads the config (launcher/config), resolves
+// the policy (launcher/resolve), chooses the backend (selectBackend),
+// renders it (argv, sbpl, launcher/landlock, launcher/seccomp; stage.go
+// says which filter and which init-stage checks go where), hands bwrap its
+// descriptors (handover_linux.go) and execs with an empty environment. It
+// decides no grant itself: what a profile allows is resolve's, and the
+// launcher only carries it out or refuses.
 package launcher
 
 import (
