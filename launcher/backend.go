@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/printable"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/printable"
 )
 
 // Bubblewrap is what is known of the host's bubblewrap.

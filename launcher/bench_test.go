@@ -1,12 +1,13 @@
 package launcher
 
 import (
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/resolve"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/resolve"
 )
 
 // BenchmarkPrepare measures everything run does before exec: locating the

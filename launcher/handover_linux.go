@@ -3,9 +3,6 @@
 package launcher
 
 import (
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -13,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/argv"
+	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 )
 
 // maxDirectArgs is how many bwrap options go on the real command line before

@@ -2,18 +2,18 @@ package launcher
 
 import (
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/printable"
-	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/seccomp"
 )
 

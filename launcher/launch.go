@@ -12,11 +12,6 @@ package launcher
 import (
 	"errors"
 	"fmt"
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/printable"
-	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"io/fs"
 	"os"
@@ -27,9 +22,14 @@ import (
 	"syscall"
 
 	"grok-sandbox/argv"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/sbpl"
 )
 

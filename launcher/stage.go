@@ -3,8 +3,6 @@ package launcher
 import (
 	"encoding/binary"
 	"encoding/json"
-	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +12,8 @@ import (
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/seccomp"
 )
 

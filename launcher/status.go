@@ -2,11 +2,12 @@ package launcher
 
 import (
 	"fmt"
+	"os"
+	"strings"
+
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
-	"os"
-	"strings"
 )
 
 // Evidence is what the kernel shows about the calling process's

@@ -323,7 +323,8 @@ func tomlType(v any) string {
 // blocking, and refuses anything but a regular file: a sandbox that can
 // write the workspace can create .grok/sandbox.toml, and a FIFO there would
 // hang every later launch, a link would make the launcher read (and quote in
-// its errors) a file the sandbox cannot see.
+// its errors) a file the sandbox cannot see. The launcher reads its bwrap
+// probe cache through it too, for the same reasons.
 func Open(file string) (*os.File, error) {
 	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP {

@@ -1,12 +1,13 @@
 package resolve
 
 import (
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/printable"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/printable"
 )
 
 // FuzzLoadConfig feeds arbitrary bytes to the sandbox.toml and config.toml

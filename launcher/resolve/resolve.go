@@ -18,10 +18,6 @@ package resolve
 import (
 	"errors"
 	"fmt"
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/envpolicy"
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/printable"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -32,7 +28,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/globexpand"
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
 )
 
 // Request is what one invocation asks for.

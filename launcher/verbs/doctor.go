@@ -2,10 +2,6 @@ package verbs
 
 import (
 	"fmt"
-	"grok-sandbox/launcher"
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/printable"
-	"grok-sandbox/launcher/resolve"
 	"io"
 	"maps"
 	"os"
@@ -13,6 +9,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 )
 
 // Doctor reports what this machine can enforce and what the config says:

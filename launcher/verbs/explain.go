@@ -6,11 +6,6 @@ package verbs
 import (
 	"encoding/json"
 	"fmt"
-	"grok-sandbox/launcher"
-	"grok-sandbox/launcher/config"
-	"grok-sandbox/launcher/printable"
-	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"maps"
 	"path/filepath"
@@ -18,9 +13,14 @@ import (
 	"strconv"
 	"strings"
 
+	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/envpolicy"
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 )
 
 func checkTarget(t string) error {
