@@ -2,7 +2,7 @@
 # Pure packages (no kernel, no exec) also run under the race detector.
 
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
-PURE = ./argv ./globexpand ./launcher/policy ./launcher/seccomp ./launcher/envpolicy ./sbpl
+PURE = ./argv ./globexpand ./launcher/policy ./launcher/printable ./launcher/seccomp ./launcher/envpolicy ./sbpl
 
 .PHONY: check fmt vet staticcheck race darwin test
 

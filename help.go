@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/printable"
 )
 
 // helpText is the long help of grok-sandbox and of run: what a user needs
@@ -46,7 +47,7 @@ func completion(c *cli.Context) error {
 	}
 	script, ok := completionScripts[c.Args().First()]
 	if !ok {
-		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("completion: unknown shell %q: use bash, zsh or fish", launcher.Printable(c.Args().First()))}
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("completion: unknown shell %q: use bash, zsh or fish", printable.String(c.Args().First()))}
 	}
 	_, err := fmt.Fprint(c.App.Writer, script)
 	return err

@@ -13,6 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/verbs"
 )
@@ -31,7 +33,7 @@ func run(args []string) int {
 	app := newApp()
 	if err := app.Run(args); err != nil {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "grok-sandbox: "+launcher.Printable(msg))
+			fmt.Fprintln(os.Stderr, "grok-sandbox: "+printable.String(msg))
 		}
 		return launcher.Code(err)
 	}
@@ -269,7 +271,7 @@ func version() string {
 // invocation collects what every command needs from the flags and the
 // environment. The profile comes from --profile/--sandbox, else GROK_SANDBOX.
 func invocation(c *cli.Context, target string) launcher.Invocation {
-	req := launcher.Request{
+	req := resolve.Request{
 		Workspace:      c.String("workspace"),
 		Target:         target,
 		IsolateNetwork: c.Bool("isolate-network"),

@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/printable"
 )
 
 // Bubblewrap is what is known of the host's bubblewrap.
@@ -50,7 +53,7 @@ func bwrapCacheKey(path string) (string, error) {
 // blocking: a FIFO, a link to /dev/zero or a huge file planted at the path
 // (devbox can write ~/.cache) must not hang or exhaust a launch.
 func readSmallFile(path string) ([]byte, error) {
-	f, err := openConfig(path)
+	f, err := config.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +95,10 @@ var bwrapDirs = []string{"/usr/bin", "/usr/local/bin", "/bin"}
 func bwrapPath() (string, error) {
 	if p := os.Getenv("GROK_SANDBOX_BWRAP"); p != "" {
 		if !filepath.IsAbs(p) {
-			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s is not an absolute path", Printable(p))
+			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s is not an absolute path", printable.String(p))
 		}
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); GROK_SANDBOX_BWRAP=%s: %v", Printable(p), err)
+			return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); GROK_SANDBOX_BWRAP=%s: %v", printable.String(p), err)
 		}
 		return p, nil
 	}

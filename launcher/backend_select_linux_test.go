@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/resolve"
 )
 
 // Backend selection (SPEC §9) against a fake host: bwrap usable or not,
@@ -25,8 +27,8 @@ func TestSelectBackend(t *testing.T) {
 		p.Deny = []policy.DenyRule{{Entry: ".env", Prefix: ws}}
 		return p
 	}
-	off := &policy.Policy{Profile: Off, Base: Off, Target: runtime.GOOS}
-	darwin := base(Strict)
+	off := &policy.Policy{Profile: config.Off, Base: config.Off, Target: runtime.GOOS}
+	darwin := base(config.Strict)
 	darwin.Target = "darwin"
 	for _, tc := range []struct {
 		name     string
@@ -38,17 +40,17 @@ func TestSelectBackend(t *testing.T) {
 	}{
 		{"off never needs a backend", off, broken, 0, BackendNone, ""},
 		{"darwin target renders Seatbelt", darwin, broken, 0, BackendSeatbelt, ""},
-		{"bwrap usable", base(Strict), usable, 7, BackendBwrap, ""},
-		{"bwrap usable, deny", withDeny(base(Workspace)), usable, 0, BackendBwrap, ""},
-		{"no bwrap, Landlock", base(Workspace), broken, 7, BackendLandlock, "Landlock (ABI 7)"},
-		{"no bwrap, Landlock, deny refused", withDeny(base(Workspace)), broken, 7, "refused", ""},
-		{"no bwrap, no Landlock, strict refused", base(Strict), broken, 0, "refused", ""},
-		{"no bwrap, no Landlock, devbox unenforced", base(Devbox), broken, 0, BackendNone, "UNSANDBOXED"},
+		{"bwrap usable", base(config.Strict), usable, 7, BackendBwrap, ""},
+		{"bwrap usable, deny", withDeny(base(config.Workspace)), usable, 0, BackendBwrap, ""},
+		{"no bwrap, Landlock", base(config.Workspace), broken, 7, BackendLandlock, "Landlock (ABI 7)"},
+		{"no bwrap, Landlock, deny refused", withDeny(base(config.Workspace)), broken, 7, "refused", ""},
+		{"no bwrap, no Landlock, strict refused", base(config.Strict), broken, 0, "refused", ""},
+		{"no bwrap, no Landlock, devbox unenforced", base(config.Devbox), broken, 0, BackendNone, "UNSANDBOXED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hostBackends.bwrap = func(string, bool, bool) Bubblewrap { return tc.bwrap }
 			hostBackends.landlockABI = func() int { return tc.landlock }
-			plan := &Plan{Policy: tc.p, Dirs: Dirs{GrokHome: ws, dryRun: true}}
+			plan := &Plan{Policy: tc.p, Dirs: resolve.Dirs{GrokHome: ws, DryRun: true}}
 			err := plan.selectBackend()
 			got := plan.Backend
 			if err != nil {

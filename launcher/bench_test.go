@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/resolve"
 )
 
 // BenchmarkPrepare measures everything run does before exec: locating the
@@ -16,9 +19,9 @@ func BenchmarkPrepare(b *testing.B) {
 	os.MkdirAll(home, 0o755)
 	os.MkdirAll(ws, 0o755)
 	environ := append(os.Environ(), "HOME="+home)
-	for _, profile := range []string{Workspace, Strict} {
+	for _, profile := range []string{config.Workspace, config.Strict} {
 		b.Run(profile, func(b *testing.B) {
-			inv := Invocation{Request: Request{Profile: profile, ProfileFrom: "--profile", Workspace: ws, Target: runtime.GOOS, Environ: environ}, Command: []string{"/bin/true"}}
+			inv := Invocation{Request: resolve.Request{Profile: profile, ProfileFrom: "--profile", Workspace: ws, Target: runtime.GOOS, Environ: environ}, Command: []string{"/bin/true"}}
 			for i := 0; i < b.N; i++ {
 				plan, err := Prepare(inv)
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/sbpl"
 )
 
@@ -29,18 +30,18 @@ func seatbeltArgv(plan *Plan) ([]string, error) {
 	}
 	f, err := os.CreateTemp("", "grok-sandbox-*.sb")
 	if err != nil {
-		return nil, refuse("cannot write the Seatbelt profile: %v", err)
+		return nil, resolve.Refuse("cannot write the Seatbelt profile: %v", err)
 	}
 	os.Remove(f.Name())
 	if _, err := f.WriteString(plan.Seatbelt.Text); err != nil {
-		return nil, refuse("cannot write the Seatbelt profile: %v", err)
+		return nil, resolve.Refuse("cannot write the Seatbelt profile: %v", err)
 	}
 	fd, err := unix.Dup(int(f.Fd()))
 	if err != nil {
-		return nil, refuse("cannot hand over the Seatbelt profile: %v", err)
+		return nil, resolve.Refuse("cannot hand over the Seatbelt profile: %v", err)
 	}
 	if _, err := unix.Seek(fd, 0, 0); err != nil {
-		return nil, refuse("cannot rewind the Seatbelt profile: %v", err)
+		return nil, resolve.Refuse("cannot rewind the Seatbelt profile: %v", err)
 	}
 	out := []string{sbpl.SandboxExec, "-f", "/dev/fd/" + strconv.Itoa(fd)}
 	return append(out, argv[3:]...), nil
@@ -52,10 +53,10 @@ func checkNotNested() error {
 	err := exec.Command(sbpl.SandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true").Run()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 71 {
-		return refuse("already inside a Seatbelt sandbox (sandbox-exec exits 71): macOS cannot nest sandboxes; run grok-sandbox outside the other sandbox, or with --profile off inside it")
+		return resolve.Refuse("already inside a Seatbelt sandbox (sandbox-exec exits 71): macOS cannot nest sandboxes; run grok-sandbox outside the other sandbox, or with --profile off inside it")
 	}
 	if err != nil {
-		return refuse("sandbox-exec does not work here: %v", err)
+		return resolve.Refuse("sandbox-exec does not work here: %v", err)
 	}
 	return nil
 }

@@ -3,8 +3,6 @@
 package launcher
 
 import (
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/sandboxinit"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -12,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/argv"
+	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 )
 
 // maxDirectArgs is how many bwrap options go on the real command line before
@@ -34,7 +35,7 @@ func viaArgsFD(l argv.Launch) ([]string, error) {
 		return l.Argv(), nil
 	}
 	if n := len(l.Options) + len(l.Command) + 4; n > bwrapArgMax {
-		return nil, refuse("the sandbox needs %d bwrap arguments, more than bubblewrap's limit of %d; grant fewer separate paths", n, bwrapArgMax)
+		return nil, resolve.Refuse("the sandbox needs %d bwrap arguments, more than bubblewrap's limit of %d; grant fewer separate paths", n, bwrapArgMax)
 	}
 	fd, err := memFile("grok-sandbox-args", []byte(strings.Join(l.Options, "\x00")+"\x00"))
 	if err != nil {
@@ -50,19 +51,19 @@ func viaArgsFD(l argv.Launch) ([]string, error) {
 func memFile(name string, data []byte) (int, error) {
 	fd, err := unix.MemfdCreate(name, 0)
 	if err != nil {
-		return -1, refuse("cannot create %s: %v", name, err)
+		return -1, resolve.Refuse("cannot create %s: %v", name, err)
 	}
 	for off := 0; off < len(data); {
 		n, err := unix.Write(fd, data[off:])
 		if err != nil {
 			unix.Close(fd)
-			return -1, refuse("cannot write %s: %v", name, err)
+			return -1, resolve.Refuse("cannot write %s: %v", name, err)
 		}
 		off += n
 	}
 	if _, err := unix.Seek(fd, 0, 0); err != nil {
 		unix.Close(fd)
-		return -1, refuse("cannot rewind %s: %v", name, err)
+		return -1, resolve.Refuse("cannot rewind %s: %v", name, err)
 	}
 	return fd, nil
 }
@@ -73,7 +74,7 @@ func memFile(name string, data []byte) (int, error) {
 // bwrap needs.
 func closeInherited() error {
 	if err := sandboxinit.CloseFrom(3); err != nil {
-		return refuse("cannot close inherited descriptors: %v", err)
+		return resolve.Refuse("cannot close inherited descriptors: %v", err)
 	}
 	return nil
 }
@@ -100,7 +101,7 @@ func place(fd, target int) error {
 	err := unix.Dup3(fd, target, 0)
 	unix.Close(fd)
 	if err != nil {
-		return refuse("cannot place a descriptor for bwrap: %v", err)
+		return resolve.Refuse("cannot place a descriptor for bwrap: %v", err)
 	}
 	return nil
 }
@@ -110,7 +111,7 @@ func place(fd, target int) error {
 func handOverSelf(target int) error {
 	fd, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return refuse("cannot open grok-sandbox's own executable for the sandbox's init stage: %v", err)
+		return resolve.Refuse("cannot open grok-sandbox's own executable for the sandbox's init stage: %v", err)
 	}
 	return place(fd, target)
 }

@@ -2,16 +2,18 @@ package launcher
 
 import (
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/seccomp"
 )
 
@@ -47,10 +49,10 @@ func runLandlock(plan *Plan, path string) error {
 	cfg := &sandboxinit.Config{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
 	if cfg.Network != seccomp.NetworkNotify {
 		if err := restrict(); err != nil {
-			return refuse("%v", err)
+			return resolve.Refuse("%v", err)
 		}
 		if err := sandboxinit.VerifyThread(1, os.Geteuid() == 0); err != nil {
-			return refuse("%v; refusing to start the command", err)
+			return resolve.Refuse("%v; refusing to start the command", err)
 		}
 		err := syscall.Exec(path, plan.Argv, plan.Environ.Env)
 		return &ExitError{Code: sandboxinit.NotFound(plan.Argv[0], err)}
@@ -58,14 +60,14 @@ func runLandlock(plan *Plan, path string) error {
 	// The supervisor stays on the host, outside any namespace: nothing the
 	// command starts may open its memory.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return refuse("cannot make the supervisor non-dumpable: %v", err)
+		return resolve.Refuse("cannot make the supervisor non-dumpable: %v", err)
 	}
 	events := -1
 	if f, err := eventlog.Open(plan.Dirs.GrokHome); err == nil {
 		events = int(f.Fd())
 		defer f.Close()
 	} else if plan.stderr != nil {
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", Printable(err.Error()))
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", printable.String(err.Error()))
 	}
 	code := sandboxinit.Supervise(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
 	return &ExitError{Code: code}

@@ -1,10 +1,17 @@
+// Package launcher runs one invocation from end to end, and is where it
+// meets the machine: it probes the host (ProbeHost in host.go, bubblewrap
+// in backend.go, Landlock), reads the config (launcher/config), resolves
+// the policy (launcher/resolve), chooses the backend (selectBackend),
+// renders it (argv, sbpl, launcher/landlock, launcher/seccomp; stage.go
+// says which filter and which init-stage checks go where), hands bwrap its
+// descriptors (handover_linux.go) and execs with an empty environment. It
+// decides no grant itself: what a profile allows is resolve's, and the
+// launcher only carries it out or refuses.
 package launcher
 
 import (
 	"errors"
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"io/fs"
 	"os"
@@ -15,9 +22,14 @@ import (
 	"syscall"
 
 	"grok-sandbox/argv"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/sbpl"
 )
 
@@ -56,7 +68,7 @@ func Code(err error) int {
 
 // Invocation is one run, print or explain.
 type Invocation struct {
-	Request
+	resolve.Request
 	Command []string
 	Verbose bool
 	Stderr  io.Writer
@@ -64,9 +76,9 @@ type Invocation struct {
 
 // Plan is everything decided before exec: nothing below it reads config.
 type Plan struct {
-	Selection Selection
-	Config    *Config
-	Dirs      Dirs
+	Selection resolve.Selection
+	Config    *config.Config
+	Dirs      resolve.Dirs
 	Policy    *policy.Policy
 	Environ   envpolicy.Result
 	Backend   string // "bwrap", "none" (off), "seatbelt"
@@ -106,19 +118,20 @@ const (
 
 // Prepare resolves inv into a plan without touching the sandbox.
 func Prepare(inv Invocation) (*Plan, error) {
-	env, err := LocateDirs(inv.Request)
+	host := ProbeHost()
+	env, err := resolve.LocateDirs(inv.Request, host)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err := config.Load(env.GrokHome, env.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	sel, err := Select(inv.Request, cfg)
+	sel, err := resolve.Select(inv.Request, cfg)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := Resolve(inv.Request, env, cfg, sel)
+	pol, err := resolve.Resolve(inv.Request, host, env, cfg, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +149,6 @@ func Prepare(inv Invocation) (*Plan, error) {
 	plan.Environ = envpolicy.Apply(inv.Environ, cfg.Env, pol.Target, forced)
 	return plan, nil
 }
-
-// hostBackends is what the host offers; tests replace it.
-var hostBackends = struct {
-	bwrap       func(grokHome string, useCache, remember bool) Bubblewrap
-	landlockABI func() int
-}{FindBwrap, LandlockABI}
 
 // selectBackend chooses how the policy is enforced (SPEC §9): bwrap when it
 // works; else Landlock where the policy can be expressed exactly; else
@@ -162,7 +169,7 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	// Only run remembers a successful probe; read-only verbs write nothing.
-	plan.Bwrap = hostBackends.bwrap(plan.Dirs.GrokHome, true, !plan.Dirs.dryRun)
+	plan.Bwrap = hostBackends.bwrap(plan.Dirs.GrokHome, true, !plan.Dirs.DryRun)
 	if plan.Bwrap.Usable {
 		plan.Backend = BackendBwrap
 		return nil
@@ -170,23 +177,23 @@ func (plan *Plan) selectBackend() error {
 	why := plan.Bwrap.Reason
 	if abi := hostBackends.landlockABI(); abi > 0 {
 		if len(p.Deny) > 0 {
-			return refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
+			return resolve.Refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
 		}
 		rs, err := planLandlock(p, abi)
 		if err != nil {
-			return refuse("profile %s cannot be enforced with Landlock (%v), and %s", p.Profile, err, why)
+			return resolve.Refuse("profile %s cannot be enforced with Landlock (%v), and %s", p.Profile, err, why)
 		}
 		plan.Backend, plan.Landlock = BackendLandlock, rs
 		plan.Degraded = fmt.Sprintf("%s; enforcing profile %s with Landlock (ABI %d) instead: no pid, user or mount namespace, no fresh /dev or /proc, and protected files keep their modes changeable (see `grok-sandbox explain`)", why, p.Profile, abi)
 		return nil
 	}
 	const noLandlock = "Landlock is not available either (it needs Linux 5.13 or later with Landlock enabled)"
-	if p.Base == Devbox && p.Source == "built-in" {
+	if p.Base == config.Devbox && p.Source == "built-in" {
 		plan.Backend = BackendNone
 		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
 		return nil
 	}
-	return refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
+	return resolve.Refuse("%s, and %s: profile %s cannot be enforced", why, noLandlock, p.Profile)
 }
 
 // Render fills in the argv for the plan's backend. path is the command's
@@ -225,7 +232,7 @@ func (plan *Plan) Render(command []string, path string) error {
 	case BackendSeatbelt:
 		return plan.renderSeatbelt(command)
 	}
-	return refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
+	return resolve.Refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
 }
 
 // lookPathIn finds the command the way the sandbox will (with the final
@@ -275,7 +282,7 @@ func lookPathIn(name, path string) (string, error) {
 // only on failure.
 func Run(inv Invocation) error {
 	if len(inv.Command) == 0 {
-		return refuse("no command given; usage: grok-sandbox run [--profile NAME] -- COMMAND [ARG...]")
+		return resolve.Refuse("no command given; usage: grok-sandbox run [--profile NAME] -- COMMAND [ARG...]")
 	}
 	plan, err := Prepare(inv)
 	if err != nil {
@@ -285,16 +292,16 @@ func Run(inv Invocation) error {
 	plan.stderr = inv.Stderr
 	if plan.Policy.Enforce {
 		if outer, ok := insideGrokSandbox(); ok {
-			err := refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
+			err := resolve.Refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
 			plan.log(refusedEvent(err))
 			return err
 		}
 	}
 	Warn(inv.Stderr, plan)
 	if plan.Selection.By == "default" {
-		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+Printable(plan.Config.GeneralFile)+")")
+		fmt.Fprintln(inv.Stderr, "grok-sandbox: no profile chosen: running unsandboxed (choose one with --profile NAME, GROK_SANDBOX=NAME, or [sandbox] profile in "+printable.String(plan.Config.GeneralFile)+")")
 	}
-	path, err := lookPathIn(inv.Command[0], getenv(plan.Environ.Env, "PATH"))
+	path, err := lookPathIn(inv.Command[0], envpolicy.Getenv(plan.Environ.Env, "PATH"))
 	if err == nil {
 		path, err = plan.commandVisible(path)
 	}
@@ -303,7 +310,7 @@ func Run(inv Invocation) error {
 		return err
 	}
 	if p := plan.Policy; p.Network.RestrictChildren && !p.Network.Isolate && p.AccessAt(path) == policy.Write {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", Printable(path))
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", printable.String(path))
 	}
 	if err := plan.Render(inv.Command, path); err != nil {
 		plan.log(refusedEvent(err))
@@ -317,7 +324,7 @@ func Run(inv Invocation) error {
 	ev := plan.appliedEvent(inv.Command)
 	plan.log(ev)
 	if inv.Verbose {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", Printable(plan.Policy.Profile), Printable(plan.Policy.Source), plan.Backend)
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", printable.String(plan.Policy.Profile), printable.String(plan.Policy.Source), plan.Backend)
 	}
 	return plan.exec(path)
 }
@@ -348,7 +355,7 @@ func (plan *Plan) execBwrap() error {
 	// The bwrap selectBackend probed, found in system directories only.
 	bwrap := plan.Bwrap.Path
 	if bwrap == "" {
-		return refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap) or choose --profile off")
+		return resolve.Refuse("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap) or choose --profile off")
 	}
 	l := *plan.Launch
 	l.Bwrap = bwrap
@@ -390,11 +397,11 @@ func (plan *Plan) execBwrap() error {
 func checkBoundary(argv, command []string) error {
 	n := len(command)
 	if len(argv) < n+2 || argv[len(argv)-n-1] != "--" || !slices.Equal(argv[len(argv)-n:], command) {
-		return refuse("internal error: the bwrap command line does not end with the init stage; refusing to start a sandbox that could miss its layers")
+		return resolve.Refuse("internal error: the bwrap command line does not end with the init stage; refusing to start a sandbox that could miss its layers")
 	}
 	for _, a := range argv[1 : len(argv)-n-1] {
 		if a == "--" {
-			return refuse("internal error: a bwrap option is \"--\"; refusing to start a sandbox that could miss its layers")
+			return resolve.Refuse("internal error: a bwrap option is \"--\"; refusing to start a sandbox that could miss its layers")
 		}
 	}
 	return nil
@@ -444,7 +451,7 @@ func (plan *Plan) commandVisible(path string) (string, error) {
 }
 
 // Warnings are the policy's warnings and, last, what the backend chosen
-// loses (the policy itself is not changed after Resolve).
+// loses (the policy itself is not changed after resolve.Resolve).
 func (plan *Plan) Warnings() []string {
 	w := append([]string(nil), plan.Policy.Warnings...)
 	if plan.Degraded != "" {
@@ -456,7 +463,7 @@ func (plan *Plan) Warnings() []string {
 // Warn writes the plan's warnings, one line each.
 func Warn(w io.Writer, plan *Plan) {
 	for _, msg := range plan.Warnings() {
-		fmt.Fprintln(w, "grok-sandbox: warning: "+Printable(msg))
+		fmt.Fprintln(w, "grok-sandbox: warning: "+printable.String(msg))
 	}
 }
 
@@ -492,14 +499,14 @@ func (plan *Plan) log(ev eventlog.Event) {
 	}
 	if err := eventlog.Append(plan.Dirs.GrokHome, ev); err != nil && !plan.logWarned && plan.stderr != nil {
 		plan.logWarned = true
-		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
+		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: event log not written: %s\n", printable.String(err.Error()))
 	}
 }
 
 // logRefusal records a refusal that happened before a plan existed, when
 // GROK_HOME can still be found.
 func logRefusal(inv Invocation, err error) {
-	env, lerr := LocateDirs(inv.Request)
+	env, lerr := resolve.LocateDirs(inv.Request, ProbeHost())
 	if lerr != nil {
 		return
 	}
@@ -508,7 +515,7 @@ func logRefusal(inv Invocation, err error) {
 	ev.Workspace = env.Workspace
 	ev.Command = commandName(inv.Command)
 	if err := eventlog.Append(env.GrokHome, ev); err != nil {
-		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", Printable(err.Error()))
+		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: event log not written: %s\n", printable.String(err.Error()))
 	}
 }
 

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/sbpl"
 )
 
@@ -9,7 +10,7 @@ import (
 func (plan *Plan) renderSeatbelt(command []string) error {
 	s, err := sbpl.Render(plan.Policy)
 	if err != nil {
-		return refuse("cannot render the Seatbelt profile: %v", err)
+		return resolve.Refuse("cannot render the Seatbelt profile: %v", err)
 	}
 	plan.Seatbelt = &s
 	plan.Argv = s.Args(command)

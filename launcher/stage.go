@@ -3,7 +3,6 @@ package launcher
 import (
 	"encoding/binary"
 	"encoding/json"
-	"grok-sandbox/launcher/sandboxinit"
 	"path/filepath"
 	"strconv"
 
@@ -12,6 +11,8 @@ import (
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/seccomp"
 )
 
@@ -49,7 +50,7 @@ func commandNetwork(p *policy.Policy) seccomp.Network {
 func buildProgram(r seccomp.Rules) ([]bpf.RawInstruction, error) {
 	arch, err := seccomp.HostArch()
 	if err != nil {
-		return nil, refuse("%v: terminal injection cannot be blocked here", err)
+		return nil, resolve.Refuse("%v: terminal injection cannot be blocked here", err)
 	}
 	return seccomp.Build(r, arch)
 }
@@ -113,7 +114,7 @@ func stagedLayers(p *policy.Policy) map[string]bool {
 	layers := p.Layers()
 	rootBound := p.ReadAll || (len(layers) > 0 && layers[0].Path == "/")
 	writable := func(dir string) bool {
-		return sandboxWritable(p, dir) || unix.Access(dir, unix.W_OK) == nil
+		return p.SandboxWritable(dir) || unix.Access(dir, unix.W_OK) == nil
 	}
 	var staged map[string]bool
 	for i, l := range layers {
@@ -164,7 +165,7 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		cfg.Masks = p.Masks
 	}
 	for _, m := range moves {
-		dev, ino, _ := fileID(m.Path)
+		dev, ino, _ := resolve.FileID(m.Path)
 		cfg.Binds = append(cfg.Binds, sandboxinit.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, Dev: dev, Ino: ino})
 	}
 	for _, m := range p.Masks {
@@ -191,7 +192,7 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		}
 		// What the path names now, on the host; a link or a missing path
 		// records nothing that the sandbox's view could match.
-		dev, ino, _ := fileID(l.Path)
+		dev, ino, _ := resolve.FileID(l.Path)
 		cfg.Check.Identity = append(cfg.Check.Identity, sandboxinit.PathID{Path: l.Path, Dev: dev, Ino: ino})
 	}
 	return cfg

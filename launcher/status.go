@@ -2,10 +2,12 @@ package launcher
 
 import (
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
-	"grok-sandbox/launcher/sandboxinit"
 	"os"
 	"strings"
+
+	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/sandboxinit"
 )
 
 // Evidence is what the kernel shows about the calling process's
@@ -123,9 +125,9 @@ func CurrentStatus() StatusReport {
 		Capabilities: e.Capabilities, UserNamespace: e.UserNamespace, UIDMap: e.UIDMap, Readable: e.Readable}}
 	// What the environment says is anybody's to set: escape it before it
 	// reaches a terminal.
-	envProfile, envBackend := Printable(os.Getenv("GROK_SANDBOX_PROFILE")), Printable(os.Getenv("GROK_SANDBOX_BACKEND"))
+	envProfile, envBackend := printable.String(os.Getenv("GROK_SANDBOX_PROFILE")), printable.String(os.Getenv("GROK_SANDBOX_BACKEND"))
 	if p, ok := initProfile(); ok && e.Sandboxed() {
-		p = Printable(p)
+		p = printable.String(p)
 		r.Sandboxed, r.Profile, r.Backend, r.ProfileFrom = true, p, BackendBwrap, "pid 1 (grok-sandbox's init stage)"
 		if envProfile != "" && (envProfile != p || envBackend != BackendBwrap) {
 			r.Lie = fmt.Sprintf("the environment claims profile %s, backend %s; pid 1 says profile %s, backend bwrap", envProfile, envBackend, p)

@@ -383,3 +383,14 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Getenv is the value of key in environ (as from os.Environ), "" when it is
+// not set; the first occurrence wins, as in Apply.
+func Getenv(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

@@ -245,6 +245,22 @@ func shallowFirst(a, b string) bool {
 	return a < b
 }
 
+// SandboxWritable reports whether some sandbox can write dir: this
+// profile's writable paths, and the workspace, GROK_HOME and the temporary
+// directories, which every enforcing profile but read-only writes. A link
+// in such a directory is a sandbox's to change.
+func (p *Policy) SandboxWritable(dir string) bool {
+	if p.AccessAt(dir) == Write {
+		return true
+	}
+	for _, w := range []string{p.Workspace, p.GrokHome, "/tmp", "/var/tmp"} {
+		if Within(dir, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // Exposed reports whether path is visible at all under the policy.
 func (p *Policy) Exposed(path string) bool {
 	return p.AccessAt(filepath.Clean(path)) != Hidden

@@ -2,7 +2,6 @@ package verbs
 
 import (
 	"fmt"
-	"grok-sandbox/launcher"
 	"io"
 	"maps"
 	"os"
@@ -10,6 +9,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 )
 
 // Doctor reports what this machine can enforce and what the config says:
@@ -19,7 +23,7 @@ import (
 func Doctor(inv launcher.Invocation, out io.Writer) error {
 	// A read-only verb: nothing is created on the host.
 	inv.DryRun = true
-	env, err := launcher.LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request, launcher.ProbeHost())
 	if err != nil {
 		return err
 	}
@@ -27,7 +31,7 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 	var detail strings.Builder
 	w := &detail
 	var backends, degraded, refused, fallbacks []string
-	var cfg *launcher.Config
+	var cfg *config.Config
 	defer func() {
 		fmt.Fprintln(out, "summary:")
 		fmt.Fprintf(out, "  platform: %s/%s", runtime.GOOS, runtime.GOARCH)
@@ -38,18 +42,18 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		switch {
 		case cfg == nil:
 		case cfg.Default != "":
-			fmt.Fprintf(out, "  default profile: %s (%s:%d [sandbox] profile)\n", launcher.Printable(cfg.Default), launcher.Printable(cfg.GeneralFile), cfg.DefaultLine)
+			fmt.Fprintf(out, "  default profile: %s (%s:%d [sandbox] profile)\n", printable.String(cfg.Default), printable.String(cfg.GeneralFile), cfg.DefaultLine)
 		default:
-			fmt.Fprintf(out, "  default profile: off (no [sandbox] profile in %s): without --profile or GROK_SANDBOX, run does not sandbox\n", launcher.Printable(cfg.GeneralFile))
+			fmt.Fprintf(out, "  default profile: off (no [sandbox] profile in %s): without --profile or GROK_SANDBOX, run does not sandbox\n", printable.String(cfg.GeneralFile))
 		}
 		for _, d := range degraded {
-			fmt.Fprintf(out, "  warning: %s\n", launcher.Printable(d))
+			fmt.Fprintf(out, "  warning: %s\n", printable.String(d))
 		}
 		if len(fallbacks) > 0 {
-			fmt.Fprintf(out, "  degraded: %s\n", launcher.Printable(strings.Join(fallbacks, ", ")))
+			fmt.Fprintf(out, "  degraded: %s\n", printable.String(strings.Join(fallbacks, ", ")))
 		}
 		if len(refused) > 0 {
-			fmt.Fprintf(out, "  refused here: %s (see below)\n", launcher.Printable(strings.Join(refused, ", ")))
+			fmt.Fprintf(out, "  refused here: %s (see below)\n", printable.String(strings.Join(refused, ", ")))
 		}
 		fmt.Fprintln(out)
 		io.WriteString(out, detail.String())
@@ -59,17 +63,17 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		fmt.Fprintf(w, ", kernel %s", strings.TrimSpace(string(rel)))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "GROK_HOME:  %s\n", launcher.Printable(env.GrokHome))
-	fmt.Fprintf(w, "workspace:  %s\n", launcher.Printable(env.Workspace))
+	fmt.Fprintf(w, "GROK_HOME:  %s\n", printable.String(env.GrokHome))
+	fmt.Fprintf(w, "workspace:  %s\n", printable.String(env.Workspace))
 	if runtime.GOOS == "linux" {
 		b := launcher.FindBwrap(env.GrokHome, false, false)
 		switch {
 		case b.Path == "":
-			fmt.Fprintf(w, "bwrap:      not found: %s\n", launcher.Printable(b.Reason))
+			fmt.Fprintf(w, "bwrap:      not found: %s\n", printable.String(b.Reason))
 		case b.Usable:
-			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", launcher.Printable(b.Path), b.Version)
+			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", printable.String(b.Path), b.Version)
 		default:
-			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", launcher.Printable(b.Path), b.Version, launcher.Printable(b.Reason))
+			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", printable.String(b.Path), b.Version, printable.String(b.Reason))
 		}
 		for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
 			if data, err := os.ReadFile(f); err == nil {
@@ -87,9 +91,9 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 			fmt.Fprintln(w, "landlock:   not available (needs Linux 5.13 or later with Landlock enabled)")
 		}
 	}
-	cfg, err = launcher.LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err = config.Load(env.GrokHome, env.Workspace)
 	if err != nil {
-		fmt.Fprintf(w, "config:     ERROR %s\n", launcher.Printable(err.Error()))
+		fmt.Fprintf(w, "config:     ERROR %s\n", printable.String(err.Error()))
 		return err
 	}
 	fmt.Fprintln(w, "\nconfig files:")
@@ -98,10 +102,10 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		if contains(cfg.Files, f) {
 			state = "read"
 		}
-		fmt.Fprintf(w, "  %-11s %s\n", state, launcher.Printable(f))
+		fmt.Fprintf(w, "  %-11s %s\n", state, printable.String(f))
 	}
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
-	names := append([]string{}, launcher.Builtins[1:]...)
+	names := append([]string{}, config.Builtins[1:]...)
 	names = append(names, slices.Sorted(maps.Keys(cfg.Profiles))...)
 	wouldCreate := append([]string(nil), env.WouldCreate()...)
 	for _, name := range names {
@@ -118,16 +122,16 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		switch {
 		case err != nil:
 			refused = append(refused, name)
-			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", launcher.Printable(name), launcher.Printable(err.Error()))
+			fmt.Fprintf(w, "  %-12s REFUSED: %s\n", printable.String(name), printable.String(err.Error()))
 		case plan.Degraded != "":
 			// What is missing is said once, in the summary.
 			if why := plan.Bwrap.Reason; why != "" && !contains(degraded, why) {
 				degraded = append(degraded, why)
 			}
 			fallbacks = append(fallbacks, name+" ("+plan.Backend+")")
-			fmt.Fprintf(w, "  %-12s %s (degraded: see the summary; `grok-sandbox explain --profile %s` says what is lost)\n", launcher.Printable(name), plan.Backend, launcher.Printable(name))
+			fmt.Fprintf(w, "  %-12s %s (degraded: see the summary; `grok-sandbox explain --profile %s` says what is lost)\n", printable.String(name), plan.Backend, printable.String(name))
 		default:
-			fmt.Fprintf(w, "  %-12s %s\n", launcher.Printable(name), plan.Backend)
+			fmt.Fprintf(w, "  %-12s %s\n", printable.String(name), plan.Backend)
 		}
 		if err == nil && !contains(backends, plan.Backend) {
 			backends = append(backends, plan.Backend)
@@ -138,7 +142,7 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		fmt.Fprintln(w, "\nrun would create (empty, before the first sandbox; doctor creates nothing):")
 		sort.Strings(wouldCreate)
 		for _, p := range wouldCreate {
-			fmt.Fprintf(w, "  %s\n", launcher.Printable(p))
+			fmt.Fprintf(w, "  %s\n", printable.String(p))
 		}
 	}
 	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 {
@@ -148,12 +152,12 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 	fmt.Fprintln(w, "\nconflicts:")
 	for _, c := range cfg.Conflicts {
 		fmt.Fprintf(w, "  profile %q is defined in both files, differently:\n", c.Name)
-		fmt.Fprintf(w, "    used:    %s:%d (global)\n", launcher.Printable(c.Global.File), c.Global.Line)
-		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", launcher.Printable(c.Project.File), c.Project.Line)
+		fmt.Fprintf(w, "    used:    %s:%d (global)\n", printable.String(c.Global.File), c.Global.Line)
+		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", printable.String(c.Project.File), c.Project.Line)
 		fmt.Fprintf(w, "    to resolve: rename the project's profile (a project can only add names), or make the two definitions identical, or delete one\n")
 	}
 	for _, s := range cfg.Shadowed {
-		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", launcher.Printable(s.Name), launcher.Printable(s.File), s.Line, s.Name)
+		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", printable.String(s.Name), printable.String(s.File), s.Line, s.Name)
 	}
 	return nil
 }

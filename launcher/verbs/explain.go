@@ -6,8 +6,6 @@ package verbs
 import (
 	"encoding/json"
 	"fmt"
-	"grok-sandbox/launcher"
-	"grok-sandbox/launcher/sandboxinit"
 	"io"
 	"maps"
 	"path/filepath"
@@ -15,14 +13,19 @@ import (
 	"strconv"
 	"strings"
 
+	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/envpolicy"
 	"grok-sandbox/launcher/landlock"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
+	"grok-sandbox/launcher/sandboxinit"
 )
 
 func checkTarget(t string) error {
 	if t != "linux" && t != "darwin" {
-		return launcher.Refuse("--target %q: use linux or darwin", t)
+		return resolve.Refuse("--target %q: use linux or darwin", t)
 	}
 	return nil
 }
@@ -36,7 +39,7 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		return err
 	}
 	if len(inv.Command) == 0 {
-		return launcher.Refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
+		return resolve.Refuse("no command given; usage: grok-sandbox print [--profile NAME] -- COMMAND [ARG...]")
 	}
 	plan, err := launcher.Prepare(inv)
 	if err != nil {
@@ -84,20 +87,20 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 			if i > 0 && plan.Argv[i-1] == "-p" {
 				a = "(the profile below)"
 			}
-			fmt.Fprintln(w, launcher.Printable(a))
+			fmt.Fprintln(w, printable.String(a))
 		}
 		fmt.Fprintln(w)
 		for _, line := range strings.SplitAfter(s.Text, "\n") {
 			if text, nl := strings.CutSuffix(line, "\n"); nl {
-				fmt.Fprintln(w, launcher.Printable(text))
+				fmt.Fprintln(w, printable.String(text))
 			} else {
-				fmt.Fprint(w, launcher.Printable(text))
+				fmt.Fprint(w, printable.String(text))
 			}
 		}
 		return nil
 	}
 	for _, a := range plan.Argv {
-		fmt.Fprintln(w, launcher.Printable(a))
+		fmt.Fprintln(w, printable.String(a))
 	}
 	return nil
 }
@@ -140,13 +143,13 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	if asJSON {
 		return writeJSON(w, explainDoc(plan))
 	}
-	fmt.Fprintln(w, launcher.Printable(inWords(p)))
+	fmt.Fprintln(w, printable.String(inWords(p)))
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "profile:   %s (%s)\n", launcher.Printable(p.Profile), launcher.Printable(describeSource(p)))
-	fmt.Fprintf(w, "chosen by: %s\n", launcher.Printable(plan.Selection.By))
+	fmt.Fprintf(w, "profile:   %s (%s)\n", printable.String(p.Profile), printable.String(describeSource(p)))
+	fmt.Fprintf(w, "chosen by: %s\n", printable.String(plan.Selection.By))
 	fmt.Fprintf(w, "target:    %s\n", p.Target)
 	fmt.Fprintf(w, "backend:   %s\n", plan.Backend)
-	fmt.Fprintf(w, "workspace: %s\n", launcher.Printable(p.Workspace))
+	fmt.Fprintf(w, "workspace: %s\n", printable.String(p.Workspace))
 	if !p.Enforce {
 		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
 		explainWarnings(w, plan.Warnings())
@@ -166,21 +169,21 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		if acc != g.Access {
 			note = fmt.Sprintf(" [asked %s; %s wins]", g.Access, acc)
 		}
-		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, launcher.Printable(g.Path), g.Why, launcher.Printable(g.Source), note)
+		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, printable.String(g.Path), g.Why, printable.String(g.Source), note)
 	}
 	for _, l := range p.Links {
-		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", launcher.Printable(l.Path), launcher.Printable(l.Target))
+		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", printable.String(l.Path), printable.String(l.Target))
 	}
 	if len(p.Deny) > 0 {
 		fmt.Fprintln(w, "\ndenied (no read, no write, no rename):")
 		for _, d := range p.Deny {
-			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, launcher.Printable(d.Prefix))
+			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, printable.String(d.Prefix))
 		}
 		for _, m := range p.Masks {
-			fmt.Fprintf(w, "  masked  %s  (%s)\n", launcher.Printable(m.Path), launcher.Printable(m.Entry))
+			fmt.Fprintf(w, "  masked  %s  (%s)\n", printable.String(m.Path), printable.String(m.Entry))
 		}
 		for _, s := range p.Skipped {
-			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", launcher.Printable(s.Path), launcher.Printable(s.Entry), s.Reason)
+			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", printable.String(s.Path), printable.String(s.Entry), s.Reason)
 		}
 		if p.Target == "linux" {
 			fmt.Fprintln(w, "  on Linux globs are expanded at launch: files created later are not covered")
@@ -190,14 +193,14 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		fmt.Fprintln(w, "\nhook-protected (readable, never writable):")
 		for _, q := range p.Protected {
 			if why := p.ProtectedWhy[q]; why != "" {
-				fmt.Fprintf(w, "  %s  (%s)\n", launcher.Printable(q), why)
+				fmt.Fprintf(w, "  %s  (%s)\n", printable.String(q), why)
 			} else {
-				fmt.Fprintf(w, "  %s\n", launcher.Printable(q))
+				fmt.Fprintf(w, "  %s\n", printable.String(q))
 			}
 		}
 		fmt.Fprintln(w, "pinned (cannot be renamed, so protected paths cannot be moved away):")
 		for _, d := range p.Pinned {
-			fmt.Fprintf(w, "  %s\n", launcher.Printable(d))
+			fmt.Fprintf(w, "  %s\n", printable.String(d))
 		}
 	} else {
 		fmt.Fprintln(w, "\nhook protection: none")
@@ -205,17 +208,17 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	if plan.Landlock != nil {
 		fmt.Fprintf(w, "\nLandlock (ABI %d) enforces this run instead of bubblewrap:\n", plan.Landlock.ABI)
 		for _, note := range plan.Landlock.Notes {
-			fmt.Fprintf(w, "  %s\n", launcher.Printable(note))
+			fmt.Fprintf(w, "  %s\n", printable.String(note))
 		}
 		fmt.Fprintln(w, "Landlock rules:")
 		for _, r := range plan.Landlock.Rules {
-			fmt.Fprintf(w, "  %s  %s\n", launcher.Printable(r.Path), landlock.AccessString(r.Access))
+			fmt.Fprintf(w, "  %s  %s\n", printable.String(r.Path), landlock.AccessString(r.Access))
 		}
 	}
 	if p.Target == "darwin" {
 		if s, err := launcher.RenderNotes(p); err == nil {
 			for _, note := range s {
-				fmt.Fprintf(w, "macOS: %s\n", launcher.Printable(note))
+				fmt.Fprintf(w, "macOS: %s\n", printable.String(note))
 			}
 		}
 	}
@@ -472,7 +475,7 @@ func explainEnv(w io.Writer, r envpolicy.Result) {
 	fmt.Fprintln(w, "\nenvironment (names only):")
 	for _, action := range []string{envpolicy.ActionDropped, envpolicy.ActionSet, envpolicy.ActionForced, envpolicy.ActionKept} {
 		if len(names[action]) > 0 {
-			fmt.Fprintf(w, "  %-8s %s\n", action, launcher.Printable(strings.Join(names[action], " ")))
+			fmt.Fprintf(w, "  %-8s %s\n", action, printable.String(strings.Join(names[action], " ")))
 		}
 	}
 }
@@ -483,19 +486,20 @@ func explainWarnings(w io.Writer, warnings []string) {
 	}
 	fmt.Fprintln(w, "\nwarnings:")
 	for _, msg := range warnings {
-		fmt.Fprintf(w, "  %s\n", launcher.Printable(msg))
+		fmt.Fprintf(w, "  %s\n", printable.String(msg))
 	}
 }
 
-// readConfig locates the directories and reads the config files, creating
-// nothing (a read-only verb), and lists the custom profiles' names, sorted.
-func readConfig(inv launcher.Invocation) (launcher.Dirs, *launcher.Config, []string, error) {
+// readConfig locates the directories on host and reads the config files,
+// creating nothing (a read-only verb), and lists the custom profiles'
+// names, sorted.
+func readConfig(inv launcher.Invocation, host resolve.Host) (resolve.Dirs, *config.Config, []string, error) {
 	inv.DryRun = true
-	env, err := launcher.LocateDirs(inv.Request)
+	env, err := resolve.LocateDirs(inv.Request, host)
 	if err != nil {
 		return env, nil, nil, err
 	}
-	cfg, err := launcher.LoadConfig(env.GrokHome, env.Workspace)
+	cfg, err := config.Load(env.GrokHome, env.Workspace)
 	if err != nil {
 		return env, nil, nil, err
 	}
@@ -504,13 +508,13 @@ func readConfig(inv launcher.Invocation) (launcher.Dirs, *launcher.Config, []str
 
 // Profiles lists every profile: name, where it is defined, what it extends.
 func Profiles(inv launcher.Invocation, w io.Writer) error {
-	_, cfg, names, err := readConfig(inv)
+	_, cfg, names, err := readConfig(inv, launcher.ProbeHost())
 	if err != nil {
 		return err
 	}
-	for _, b := range launcher.Builtins {
+	for _, b := range config.Builtins {
 		alias := ""
-		if b == launcher.Off {
+		if b == config.Off {
 			alias = " (alias: none)"
 		}
 		fmt.Fprintf(w, "%-12s built-in%s\n", b, alias)
@@ -519,19 +523,20 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 		c := cfg.Profiles[n]
 		ext := c.Extends
 		if ext == "" {
-			ext = launcher.Workspace
+			ext = config.Workspace
 		}
-		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", launcher.Printable(n), launcher.Printable(c.File), c.Line, launcher.Printable(ext))
+		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", printable.String(n), printable.String(c.File), c.Line, printable.String(ext))
 	}
 	for _, s := range cfg.Shadowed {
-		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", launcher.Printable(s.Name), launcher.Printable(s.File), s.Line)
+		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", printable.String(s.Name), printable.String(s.File), s.Line)
 	}
 	return nil
 }
 
 // Check validates every config file and every custom profile in them.
 func Check(inv launcher.Invocation, w io.Writer) error {
-	env, cfg, names, err := readConfig(inv)
+	host := launcher.ProbeHost()
+	env, cfg, names, err := readConfig(inv, host)
 	if err != nil {
 		return err
 	}
@@ -539,22 +544,22 @@ func Check(inv launcher.Invocation, w io.Writer) error {
 	for _, n := range names {
 		req := inv.Request
 		req.Target = "linux"
-		p, err := launcher.Resolve(req, env, cfg, launcher.Selection{Name: n, By: "check"})
+		p, err := resolve.Resolve(req, host, env, cfg, resolve.Selection{Name: n, By: "check"})
 		if err != nil {
 			return err
 		}
 		warnings = append(warnings, p.Warnings...)
 	}
 	if cfg.Default != "" {
-		if _, err := launcher.Resolve(inv.Request, env, cfg, launcher.Selection{Name: cfg.Default, By: "check"}); err != nil {
+		if _, err := resolve.Resolve(inv.Request, host, env, cfg, resolve.Selection{Name: cfg.Default, By: "check"}); err != nil {
 			return err
 		}
 	}
 	for _, msg := range dedupe(warnings) {
-		fmt.Fprintln(w, "warning: "+launcher.Printable(msg))
+		fmt.Fprintln(w, "warning: "+printable.String(msg))
 	}
 	for _, f := range cfg.Files {
-		fmt.Fprintf(w, "ok: %s\n", launcher.Printable(f))
+		fmt.Fprintf(w, "ok: %s\n", printable.String(f))
 	}
 	if len(cfg.Files) == 0 {
 		fmt.Fprintln(w, "ok: no config files")

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/resolve"
 )
 
 // Status says whether the calling process is sandboxed, by which profile and
@@ -18,7 +20,7 @@ func Status(w io.Writer, asJSON bool) error {
 			return err
 		}
 		if !r.Sandboxed && r.Lie != "" {
-			return launcher.Refuse("%s", r.Lie)
+			return resolve.Refuse("%s", r.Lie)
 		}
 		return nil
 	}
@@ -26,7 +28,7 @@ func Status(w io.Writer, asJSON bool) error {
 		switch {
 		case r.Lie != "":
 			fmt.Fprintf(w, "NOT sandboxed: %s\n", r.Lie)
-			return launcher.Refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", launcher.Printable(os.Getenv("GROK_SANDBOX_PROFILE")))
+			return resolve.Refuse("GROK_SANDBOX_PROFILE=%s is set but this process is not in a grok-sandbox sandbox", printable.String(os.Getenv("GROK_SANDBOX_PROFILE")))
 		case r.Kernel.NoNewPrivs && r.Kernel.Seccomp:
 			fmt.Fprintln(w, "not sandboxed by grok-sandbox (this process has no_new_privs and a seccomp filter from something else)")
 		default:

@@ -1,4 +1,4 @@
-package launcher
+package printable
 
 import "testing"
 
@@ -15,8 +15,8 @@ func TestPrintable(t *testing.T) {
 		{"bad\xffutf8", `bad\xffutf8`},
 		{`back\slash`, `back\slash`},
 	} {
-		if got := Printable(c.in); got != c.want {
-			t.Errorf("Printable(%q) = %q, want %q", c.in, got, c.want)
+		if got := String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

@@ -1,10 +1,13 @@
-package launcher
+package resolve
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/printable"
 )
 
 // FuzzLoadConfig feeds arbitrary bytes to the sandbox.toml and config.toml
@@ -41,24 +44,27 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 		os.WriteFile(filepath.Join(grokHome, "sandbox.toml"), sandbox, 0o644)
 		os.WriteFile(filepath.Join(grokHome, "config.toml"), general, 0o644)
-		cfg, err := LoadConfig(grokHome, ws)
+		cfg, err := config.Load(grokHome, ws)
 		if err != nil {
 			if msg := err.Error(); !strings.Contains(msg, grokHome) || strings.Contains(msg, "\n") {
 				t.Fatalf("error does not name the file on one line: %q", msg)
-			} else if Printable(msg) != msg {
+			} else if printable.String(msg) != msg {
 				t.Fatalf("error carries control characters: %q", msg)
 			}
 			return
 		}
 		for name := range cfg.Profiles {
-			if checkProfileName(name) != "" || IsBuiltin(name) {
+			if config.CheckProfileName(name) != "" || config.IsBuiltin(name) {
 				t.Fatalf("profile name %q accepted", name)
 			}
 		}
 		env := Dirs{Home: home, GrokHome: grokHome, grokHomeAsGiven: grokHome, Workspace: ws, Cwd: ws}
+		// A Linux host: the darwin policy is resolved from that
+		// platform's fixed rules alone, whatever machine runs this.
+		host := Host{OS: "linux", Cwd: ws}
 		for name := range cfg.Profiles {
 			req := Request{Profile: name, ProfileFrom: "--profile", Target: "darwin", Environ: []string{"HOME=" + home}}
-			_, _ = Resolve(req, env, cfg, Selection{Name: name, By: "fuzz"})
+			_, _ = Resolve(req, host, env, cfg, Selection{Name: name, By: "fuzz"})
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package launcher
+package resolve
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -84,7 +85,7 @@ func (g *gitProtector) workTree(w string) error {
 	dotgit := filepath.Join(w, ".git")
 	fi, err := os.Lstat(dotgit)
 	if err != nil {
-		return refuse("git protection: %v", err)
+		return Refuse("git protection: %v", err)
 	}
 	var gitdir string
 	switch {
@@ -104,7 +105,7 @@ func (g *gitProtector) workTree(w string) error {
 	case !g.writable(w):
 		return nil
 	default:
-		return refuse("%s is a %s; a sandbox could replace it to make git run its own hooks, and a link cannot be held in place: replace it with the repository directory or a \"gitdir:\" file",
+		return Refuse("%s is a %s; a sandbox could replace it to make git run its own hooks, and a link cannot be held in place: replace it with the repository directory or a \"gitdir:\" file",
 			dotgit, kindOf(fi))
 	}
 	return g.gitDir(gitdir, w, 0)
@@ -121,13 +122,13 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 	}
 	gitdir, err := g.real(gitdir)
 	if err != nil {
-		return refuse("git protection: repository %v", err)
+		return Refuse("git protection: repository %v", err)
 	}
 	if g.seen["g:"+gitdir] {
 		return nil
 	}
 	if len(g.seen) > maxGitDirs {
-		return refuse("git protection: more than %d git directories under %s; the walk stops there", maxGitDirs, gitdir)
+		return Refuse("git protection: more than %d git directories under %s; the walk stops there", maxGitDirs, gitdir)
 	}
 	g.seen["g:"+gitdir] = true
 	common := gitdir
@@ -144,7 +145,7 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 		}
 	} else if fi, err := os.Lstat(commondir); err == nil {
 		if !fi.Mode().IsRegular() {
-			return refuse("%s is not a regular file; move it away", commondir)
+			return Refuse("%s is not a regular file; move it away", commondir)
 		}
 		data, err := readSmall(commondir)
 		if err != nil {
@@ -155,13 +156,13 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 			c = filepath.Join(gitdir, c)
 		}
 		if common, err = g.real(c); err != nil {
-			return refuse("git protection: %s names a common directory that %v", commondir, err)
+			return Refuse("git protection: %s names a common directory that %v", commondir, err)
 		}
 		if g.writable(commondir) {
 			g.add(commondir, "git: names where the repository's config and hooks are")
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return refuse("git protection: %v", err)
+		return Refuse("git protection: %v", err)
 	}
 	cfg, err := g.config(gitdir, common)
 	if err != nil {
@@ -178,7 +179,7 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 		if fi, err := os.Lstat(dotgit); err == nil && fi.Mode().IsRegular() && g.writable(w) {
 			real, err := g.real(dotgit)
 			if err != nil {
-				return refuse("git protection: submodule work tree %v", err)
+				return Refuse("git protection: submodule work tree %v", err)
 			}
 			g.add(real, "git: names the repository of this submodule")
 		}
@@ -263,7 +264,7 @@ func (g *gitProtector) file(path, why string) error {
 // whose own .git file is protected where it is found).
 func (g *gitProtector) hooksPath(value, w string) error {
 	if strings.HasPrefix(value, "~") && value != "~" && !strings.HasPrefix(value, "~/") || strings.HasPrefix(value, "%(") {
-		return refuse("git protection: core.hooksPath %q (another user's home or an install prefix) is not supported; write the absolute path", value)
+		return Refuse("git protection: core.hooksPath %q (another user's home or an install prefix) is not supported; write the absolute path", value)
 	}
 	path := expandHome(value, g.env.Home)
 	if !filepath.IsAbs(path) {
@@ -292,7 +293,7 @@ func (g *gitProtector) hooksPath(value, w string) error {
 	}
 	real, err := g.real(path)
 	if err != nil {
-		return refuse("git protection: core.hooksPath %v", err)
+		return Refuse("git protection: core.hooksPath %v", err)
 	}
 	if !g.writable(real) {
 		return nil
@@ -319,19 +320,19 @@ func (g *gitProtector) commonDirIsSelf(commondir string) error {
 		if l := g.env.dryRunList(); l != nil {
 			*l = append(*l, commondir)
 		} else if err := createWith(commondir, false, 0o644, []byte(self)); err != nil {
-			return refuse("git protection: cannot create %s: %v", commondir, err)
+			return Refuse("git protection: cannot create %s: %v", commondir, err)
 		}
 	case err != nil:
-		return refuse("git protection: %v", err)
+		return Refuse("git protection: %v", err)
 	case !fi.Mode().IsRegular():
-		return refuse("%s is not a regular file; move it away", commondir)
+		return Refuse("%s is not a regular file; move it away", commondir)
 	default:
 		data, err := readSmall(commondir)
 		if err != nil {
 			return err
 		}
 		if strings.TrimRight(string(data), "\r\n") != "." {
-			return refuse("%s exists in a repository that is no linked worktree: git would take its config and hooks from where it points, and a sandboxed command may have planted it; inspect it and remove it", commondir)
+			return Refuse("%s exists in a repository that is no linked worktree: git would take its config and hooks from where it points, and a sandboxed command may have planted it; inspect it and remove it", commondir)
 		}
 	}
 	g.add(commondir, `git: says the repository is its own common directory ("."), so that no other can be named`)
@@ -345,14 +346,14 @@ func (g *gitProtector) include(path, why string) error {
 	if _, err := os.Lstat(path); err == nil {
 		real, err := g.real(path)
 		if err != nil {
-			return refuse("git protection: included config %v", err)
+			return Refuse("git protection: included config %v", err)
 		}
 		path = real
 	} else if parent, err := g.real(filepath.Dir(path)); err == nil {
 		path = filepath.Join(parent, filepath.Base(path))
 	} else {
 		if g.writable(path) {
-			return refuse("git protection: included config %s cannot be protected: its directory %v; create it", path, err)
+			return Refuse("git protection: included config %s cannot be protected: its directory %v; create it", path, err)
 		}
 		return nil
 	}
@@ -395,7 +396,7 @@ func (g *gitProtector) worktrees(common string) error {
 // submodule work tree.
 func (g *gitProtector) modules(dir string, depth int) error {
 	if depth > maxModuleDepth {
-		return refuse("git protection: submodules nest deeper than %d at %s", maxModuleDepth, dir)
+		return Refuse("git protection: submodules nest deeper than %d at %s", maxModuleDepth, dir)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -405,7 +406,7 @@ func (g *gitProtector) modules(dir string, depth int) error {
 		path := filepath.Join(dir, e.Name())
 		if e.Type()&fs.ModeSymlink != 0 {
 			if g.writable(dir) {
-				return refuse("%s is a symlink; git would follow it to another submodule repository: replace it with the directory", path)
+				return Refuse("%s is a symlink; git would follow it to another submodule repository: replace it with the directory", path)
 			}
 			continue
 		}
@@ -463,7 +464,7 @@ func (g *gitProtector) mkdirAll(path string) error {
 		}
 	}
 	if real, err := g.real(parent); err != nil || real != parent {
-		return refuse("git protection: cannot create %s: its directory is not a real directory (%v)", path, err)
+		return Refuse("git protection: cannot create %s: its directory is not a real directory (%v)", path, err)
 	}
 	return ensureRealMode(path, true, 0o755, g.env.dryRunList())
 }
@@ -491,7 +492,7 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 		lower := strings.ToLower(string(data))
 		for _, word := range []string{"hookspath", "include", "worktreeconfig"} {
 			if strings.Contains(lower, word) {
-				return c, refuse("git protection: %s/config sets %s, and no git was found at /usr/bin/git, /bin/git or /usr/local/bin/git (outside the sandbox's grants) to read it; install git",
+				return c, Refuse("git protection: %s/config sets %s, and no git was found at /usr/bin/git, /bin/git or /usr/local/bin/git (outside the sandbox's grants) to read it; install git",
 					common, word)
 			}
 		}
@@ -511,7 +512,7 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 		err = fmt.Errorf("its configuration is larger than %d KiB", maxGitConfigOutput>>10)
 	}
 	if err != nil {
-		return c, refuse("git protection: cannot read the git config of %s (%v: %s); fix the config",
+		return c, Refuse("git protection: cannot read the git config of %s (%v: %s); fix the config",
 			gitdir, err, strings.TrimSpace(errb.String()))
 	}
 	fields := strings.Split(out.String(), "\x00")
@@ -522,7 +523,7 @@ func (g *gitProtector) config(gitdir, common string) (gitConfig, error) {
 		if isFile && !filepath.IsAbs(file) {
 			file = filepath.Join(gitdir, file)
 		}
-		if isFile && !contains(c.files, file) {
+		if isFile && !slices.Contains(c.files, file) {
 			c.files = append(c.files, file)
 		}
 		switch {
@@ -609,7 +610,7 @@ func readGitFile(path string) (string, error) {
 	line := strings.TrimRight(string(data), "\r\n")
 	dir, ok := strings.CutPrefix(line, "gitdir: ")
 	if !ok || dir == "" || strings.ContainsAny(dir, "\n\x00") {
-		return "", refuse("%s is not a \"gitdir: PATH\" file; git protection cannot tell which repository it names: fix or remove it", path)
+		return "", Refuse("%s is not a \"gitdir: PATH\" file; git protection cannot tell which repository it names: fix or remove it", path)
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(filepath.Dir(path), dir)
@@ -622,16 +623,16 @@ func readGitFile(path string) (string, error) {
 func readSmall(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, refuse("git protection: %v", err)
+		return nil, Refuse("git protection: %v", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, refuse("git protection: %s is not a regular file; move it away", path)
+		return nil, Refuse("git protection: %s is not a regular file; move it away", path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 1<<16))
 	if err != nil {
-		return nil, refuse("git protection: %v", err)
+		return nil, Refuse("git protection: %v", err)
 	}
 	return data, nil
 }

@@ -1,9 +1,23 @@
-package launcher
+// Package resolve turns a profile into a policy: the second step of the
+// data flow, after launcher/config and before the renderers. It decides
+// where the run happens (LocateDirs: HOME, GROK_HOME, the workspace and the
+// current directory, all canonical, and which of them are refused), which
+// profile runs (Select), and everything the policy.Policy holds (Resolve):
+// the built-in profiles' grants (builtin.go), the read_only and read_write
+// entries, the deny rules and their masks, hook protection and the git
+// repositories' persistence points (gitprotect.go), and the network rule.
+// The spelling of paths for the target's kernel is target.go's.
+//
+// Resolution reads the real file system where a security check needs it
+// (links in writable directories, the files it protects or masks, git's
+// config), and creates GROK_HOME's protected files, through descriptors
+// (create_linux.go), unless the request is a dry run. It refuses with a
+// RefusalError (exit 125) or a config.Error.
+package resolve
 
 import (
 	"errors"
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +28,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/globexpand"
+	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
 )
 
 // Request is what one invocation asks for.
@@ -36,9 +54,7 @@ type RefusalError struct{ Msg string }
 func (e *RefusalError) Error() string { return e.Msg }
 
 // Refuse is a RefusalError (exit 125) with a formatted message.
-func Refuse(format string, args ...any) error { return refuse(format, args...) }
-
-func refuse(format string, args ...any) error {
+func Refuse(format string, args ...any) error {
 	return &RefusalError{Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -46,15 +62,6 @@ func refuse(format string, args ...any) error {
 type Selection struct {
 	Name string
 	By   string // "--profile", "GROK_SANDBOX", "config.toml [sandbox] profile", or "default"
-}
-
-func getenv(environ []string, key string) string {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // Dirs is the part of the process environment the resolver depends on.
@@ -66,16 +73,16 @@ type Dirs struct {
 	grokHomeAsGiven string
 	Workspace       string // canonical
 	Cwd             string // canonical
-	// dryRun: a read-only verb (print, explain, check, profiles, doctor).
+	// DryRun: a read-only verb (print, explain, check, profiles, doctor).
 	// Nothing is created; what run would create is noted in wouldCreate.
-	dryRun      bool
+	DryRun      bool
 	wouldCreate *[]string
 }
 
 // dryRunList is where ensureReal notes what it did not create: nil when
 // this is no dry run.
 func (e Dirs) dryRunList() *[]string {
-	if !e.dryRun {
+	if !e.DryRun {
 		return nil
 	}
 	return e.wouldCreate
@@ -90,24 +97,24 @@ func (e Dirs) WouldCreate() []string {
 }
 
 // LocateDirs finds HOME, the workspace and GROK_HOME (creating it, mode 0700,
-// when missing). A GROK_HOME that would hand a sandbox more than itself is
+// when missing) on host h. A GROK_HOME that would hand a sandbox more than itself is
 // refused: every enforcing profile makes GROK_HOME writable and hook
 // protection creates files in it.
-func LocateDirs(req Request) (Dirs, error) {
+func LocateDirs(req Request, h Host) (Dirs, error) {
 	var e Dirs
-	home := getenv(req.Environ, "HOME")
+	home := envpolicy.Getenv(req.Environ, "HOME")
 	if home == "" {
-		return e, refuse("HOME is not set; set it to your home directory")
+		return e, Refuse("HOME is not set; set it to your home directory")
 	}
 	var err error
 	if e.Home, err = canonical(home); err != nil {
-		return e, refuse("home directory %s: %v", home, err)
+		return e, Refuse("home directory %s: %v", home, err)
 	}
-	if e.Cwd, err = os.Getwd(); err != nil {
-		return e, refuse("cannot find the current directory: %v", err)
+	if e.Cwd, err = h.Cwd, h.CwdErr; err != nil {
+		return e, Refuse("cannot find the current directory: %v", err)
 	}
 	if e.Cwd, err = canonical(e.Cwd); err != nil {
-		return e, refuse("current directory: %v", err)
+		return e, Refuse("current directory: %v", err)
 	}
 	ws := req.Workspace
 	if ws == "" {
@@ -115,7 +122,7 @@ func LocateDirs(req Request) (Dirs, error) {
 		// whatever its path holds now.
 		ws = e.Cwd
 		if e.Workspace, err = canonical(ws); err != nil {
-			return e, refuse("workspace %s: %v", ws, err)
+			return e, Refuse("workspace %s: %v", ws, err)
 		}
 	} else {
 		// --workspace names a path: a link on it in a directory you can
@@ -123,7 +130,7 @@ func LocateDirs(req Request) (Dirs, error) {
 		// workspace anywhere.
 		abs, err := filepath.Abs(ws)
 		if err != nil {
-			return e, refuse("workspace %s: %v", ws, err)
+			return e, Refuse("workspace %s: %v", ws, err)
 		}
 		var link string
 		e.Workspace, link, err = canonicalNoWritableLinks(abs, func(dir string) bool {
@@ -131,44 +138,44 @@ func LocateDirs(req Request) (Dirs, error) {
 		}, 0)
 		switch {
 		case link != "":
-			return e, refuse("--workspace %s goes through the link %s, in a directory you can write (a sandbox could have put it there); pass the directory it points to", Printable(ws), Printable(link))
+			return e, Refuse("--workspace %s goes through the link %s, in a directory you can write (a sandbox could have put it there); pass the directory it points to", printable.String(ws), printable.String(link))
 		case err != nil:
-			return e, refuse("workspace %s: %v", ws, err)
+			return e, Refuse("workspace %s: %v", ws, err)
 		}
 	}
 	if fi, err := os.Stat(e.Workspace); err != nil || !fi.IsDir() {
-		return e, refuse("workspace %s is not a directory", ws)
+		return e, Refuse("workspace %s is not a directory", ws)
 	}
-	gh := getenv(req.Environ, "GROK_HOME")
+	gh := envpolicy.Getenv(req.Environ, "GROK_HOME")
 	if gh == "" {
 		gh = filepath.Join(home, ".grok")
 	}
 	if !filepath.IsAbs(gh) {
-		return e, refuse("GROK_HOME=%s is not an absolute path", gh)
+		return e, Refuse("GROK_HOME=%s is not an absolute path", gh)
 	}
 	gh = filepath.Clean(gh)
 	// Checked before anything is created in it, and again once canonical.
 	if err := checkGrokHome(gh, e); err != nil {
 		return e, err
 	}
-	e.dryRun, e.wouldCreate = req.DryRun, new([]string)
+	e.DryRun, e.wouldCreate = req.DryRun, new([]string)
 	e.grokHomeAsGiven = gh
 	if _, err := os.Lstat(gh); errors.Is(err, fs.ErrNotExist) {
-		if e.dryRun {
+		if e.DryRun {
 			// Canonical as run would make it: its existing ancestor
 			// resolved, the missing rest appended.
 			*e.wouldCreate = append(*e.wouldCreate, gh+"/")
 			if e.GrokHome, err = canonicalMissing(gh); err != nil {
-				return e, refuse("GROK_HOME %s: %v", gh, err)
+				return e, Refuse("GROK_HOME %s: %v", gh, err)
 			}
 			return e, checkGrokHome(e.GrokHome, e)
 		}
 		if err := os.MkdirAll(gh, 0o700); err != nil {
-			return e, refuse("cannot create GROK_HOME %s: %v", gh, err)
+			return e, Refuse("cannot create GROK_HOME %s: %v", gh, err)
 		}
 	}
 	if e.GrokHome, err = canonical(gh); err != nil {
-		return e, refuse("GROK_HOME %s: %v", gh, err)
+		return e, Refuse("GROK_HOME %s: %v", gh, err)
 	}
 	if err := checkGrokHome(e.GrokHome, e); err != nil {
 		return e, err
@@ -194,13 +201,13 @@ func checkGrokHome(gh string, e Dirs) error {
 	const fix = "set GROK_HOME to a directory of its own, such as ~/.grok"
 	switch {
 	case gh == "/":
-		return refuse("GROK_HOME=/ would make the whole file system writable to every sandbox; %s", fix)
+		return Refuse("GROK_HOME=/ would make the whole file system writable to every sandbox; %s", fix)
 	case inVirtualFS(gh):
-		return refuse("GROK_HOME=%s is inside /proc, /sys or /dev, the kernel's own file systems; %s", gh, fix)
+		return Refuse("GROK_HOME=%s is inside /proc, /sys or /dev, the kernel's own file systems; %s", gh, fix)
 	case policy.Within(e.Home, gh):
-		return refuse("GROK_HOME=%s contains the home directory %s, and every sandbox may write GROK_HOME; %s", gh, e.Home, fix)
+		return Refuse("GROK_HOME=%s contains the home directory %s, and every sandbox may write GROK_HOME; %s", gh, e.Home, fix)
 	case policy.Within(e.Workspace, gh):
-		return refuse("GROK_HOME=%s contains the workspace %s, whose files would then pass for grok-sandbox's own; %s, or work in another directory", gh, e.Workspace, fix)
+		return Refuse("GROK_HOME=%s contains the workspace %s, whose files would then pass for grok-sandbox's own; %s, or work in another directory", gh, e.Workspace, fix)
 	}
 	return nil
 }
@@ -212,18 +219,18 @@ func checkGrokHome(gh string, e Dirs) error {
 func checkWorkspace(ws, home, profile, base string) error {
 	const fix = "cd into a project directory or pass --workspace DIR"
 	if inVirtualFS(ws) {
-		return refuse("workspace %s is inside /proc, /sys or /dev, the kernel's own file systems, which no sandbox takes from the host; %s", ws, fix)
+		return Refuse("workspace %s is inside /proc, /sys or /dev, the kernel's own file systems, which no sandbox takes from the host; %s", ws, fix)
 	}
-	if base != Workspace && base != Strict {
+	if base != config.Workspace && base != config.Strict {
 		return nil
 	}
 	switch {
 	case ws == "/":
-		return refuse("workspace / is the whole file system, and profile %s makes the workspace writable; %s", profile, fix)
+		return Refuse("workspace / is the whole file system, and profile %s makes the workspace writable; %s", profile, fix)
 	case ws == home:
-		return refuse("workspace %s is your home directory, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, profile, fix)
+		return Refuse("workspace %s is your home directory, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, profile, fix)
 	case policy.Within(home, ws):
-		return refuse("workspace %s contains your home directory %s, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, home, profile, fix)
+		return Refuse("workspace %s contains your home directory %s, and profile %s makes the workspace writable (all of home, ~/.bashrc too); %s", ws, home, profile, fix)
 	}
 	return nil
 }
@@ -260,25 +267,26 @@ func canonical(path string) (string, error) {
 // [sandbox] profile in config.toml, else off. A flag or GROK_SANDBOX that is
 // set but empty is refused: it reads as a choice, and falling through to
 // off (or to config.toml) would run something nobody chose.
-func Select(req Request, cfg *Config) (Selection, error) {
+func Select(req Request, cfg *config.Config) (Selection, error) {
 	switch {
 	case req.ProfileFrom != "" && req.Profile == "":
 		how := "--profile NAME"
 		if req.ProfileFrom == "GROK_SANDBOX" {
 			how = "GROK_SANDBOX=NAME, or unset GROK_SANDBOX"
 		}
-		return Selection{}, refuse("%s is empty; name a profile (%s; `grok-sandbox profiles` lists them)", req.ProfileFrom, how)
+		return Selection{}, Refuse("%s is empty; name a profile (%s; `grok-sandbox profiles` lists them)", req.ProfileFrom, how)
 	case req.ProfileFrom != "":
 		return Selection{Name: req.Profile, By: req.ProfileFrom}, nil
 	case cfg.Default != "":
 		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}, nil
 	}
-	return Selection{Name: Off, By: "default"}, nil
+	return Selection{Name: config.Off, By: "default"}, nil
 }
 
-// Resolve turns the selected profile into a policy for req.Target.
-func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy, error) {
-	t := targetFor(req.Target, req.Environ)
+// Resolve turns the selected profile into a policy for req.Target, on host
+// h, in the directories LocateDirs found there.
+func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (*policy.Policy, error) {
+	t := targetFor(req.Target, h.OS, req.Environ)
 	p := &policy.Policy{
 		Profile:   sel.Name,
 		Target:    req.Target,
@@ -287,7 +295,7 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 		GrokHome:  t.path(env.GrokHome),
 	}
 	for _, s := range cfg.Shadowed {
-		p.Warnings = append(p.Warnings, (&ConfigError{File: s.File, Line: s.Line, Key: toml.Key{"profiles", s.Name}.String(),
+		p.Warnings = append(p.Warnings, (&config.Error{File: s.File, Line: s.Line, Key: toml.Key{"profiles", s.Name}.String(),
 			Msg: fmt.Sprintf("is ignored: %q is a built-in profile name; rename the custom profile", s.Name)}).Error())
 	}
 	for _, c := range cfg.Conflicts {
@@ -296,37 +304,37 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 			c.Name, c.Global.File, c.Global.Line, c.Project.File, c.Project.Line))
 	}
 
-	var custom *CustomProfile
-	if b := canonicalBuiltin(sel.Name); b != "" {
+	var custom *config.CustomProfile
+	if b := config.CanonicalBuiltin(sel.Name); b != "" {
 		p.Base, p.Source = b, "built-in"
 	} else if c, ok := cfg.Profiles[sel.Name]; ok {
 		custom = &c
 		p.Source = c.File
 		ext := c.Extends
 		if ext == "" {
-			ext = Workspace
+			ext = config.Workspace
 		}
-		switch b := canonicalBuiltin(ext); {
-		case b == Off:
-			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
+		switch b := config.CanonicalBuiltin(ext); {
+		case b == config.Off:
+			return nil, &config.Error{File: c.File, Line: c.KeyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("cannot extend %q: it is no sandbox; extend workspace, devbox, read-only or strict", ext)}
 		case b == "":
 			what := "not a built-in profile"
 			if _, isCustom := cfg.Profiles[ext]; isCustom {
 				what = "a custom profile, and custom profiles can only extend a built-in one"
 			}
-			return nil, &ConfigError{File: c.File, Line: c.keyLine("extends"), Key: "profiles." + c.Name + ".extends",
+			return nil, &config.Error{File: c.File, Line: c.KeyLine("extends"), Key: "profiles." + c.Name + ".extends",
 				Msg: fmt.Sprintf("%q is %s; use workspace, devbox, read-only or strict", ext, what)}
 		default:
 			p.Base = b
 		}
 	} else {
-		if b := canonicalBuiltin(foldName(sel.Name)); b != "" {
-			return nil, refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, foldName(sel.Name))
+		if b := config.CanonicalBuiltin(config.FoldName(sel.Name)); b != "" {
+			return nil, Refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, config.FoldName(sel.Name))
 		}
-		return nil, refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
+		return nil, Refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
 	}
-	if p.Base == Off {
+	if p.Base == config.Off {
 		return p, nil
 	}
 	p.Enforce = true
@@ -334,12 +342,12 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 		return nil, err
 	}
 
-	if err := baseGrants(p, t); err != nil {
+	if err := baseGrants(p, t, h); err != nil {
 		return nil, err
 	}
 	p.Network.RestrictChildren = restrictsNetwork(p.Base)
 	p.Network.Isolate = req.IsolateNetwork
-	p.NestedUserNS = p.Base == Devbox
+	p.NestedUserNS = p.Base == config.Devbox
 	if custom != nil {
 		if custom.RestrictNetwork != nil {
 			p.Network.RestrictChildren = *custom.RestrictNetwork
@@ -372,7 +380,7 @@ func Resolve(req Request, env Dirs, cfg *Config, sel Selection) (*policy.Policy,
 // explicit paths: a trailing /** or /* names the directory; anything still
 // glob-like, white space at either end, or a path that does not exist is
 // skipped with a warning rather than guessed at.
-func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entries []string, acc policy.Access) error {
+func addEntries(p *policy.Policy, t target, c *config.CustomProfile, key string, entries []string, acc policy.Access) error {
 	for i, entry := range entries {
 		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
 		if warn == "" {
@@ -390,7 +398,7 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 				path, err = t.canonical(path)
 			}
 			if link != "" {
-				return &ConfigError{File: c.File, Line: c.entryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
+				return &config.Error{File: c.File, Line: c.EntryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
 					Msg: fmt.Sprintf("entry %q goes through the link %s, in a directory a sandbox can write: a sandboxed command could point it anywhere (home, say) for the next launch; name the directory the link points to instead", entry, link)}
 			}
 			if warn != "" {
@@ -401,28 +409,13 @@ func addEntries(p *policy.Policy, t target, c *CustomProfile, key string, entrie
 			}
 		}
 		if warn != "" {
-			p.Warnings = append(p.Warnings, (&ConfigError{File: c.File, Line: c.entryLine(key, i),
+			p.Warnings = append(p.Warnings, (&config.Error{File: c.File, Line: c.EntryLine(key, i),
 				Key: toml.Key{"profiles", c.Name, key}.String(), Msg: fmt.Sprintf("entry %q %s", entry, warn)}).Error())
 			continue
 		}
 		p.Grants = append(p.Grants, policy.Grant{Path: path, Access: acc, Why: key + " entry", Source: c.File})
 	}
 	return nil
-}
-
-// sandboxWritable reports whether some sandbox can write dir: this
-// profile's writable paths, and the workspace, GROK_HOME and the temporary
-// directories, which every enforcing profile but read-only writes.
-func sandboxWritable(p *policy.Policy, dir string) bool {
-	if p.AccessAt(dir) == policy.Write {
-		return true
-	}
-	for _, w := range []string{p.Workspace, p.GrokHome, "/tmp", "/var/tmp"} {
-		if policy.Within(dir, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // canonicalGrant resolves path component by component. A symbolic link
@@ -438,7 +431,7 @@ func canonicalGrant(p *policy.Policy, path string) (canonical, link string, err 
 	// writes: only links in directories you cannot write (root's /opt,
 	// say, for an ordinary user) are.
 	return canonicalNoWritableLinks(path, func(dir string) bool {
-		return sandboxWritable(p, dir) || unix.Access(dir, unix.W_OK) == nil
+		return p.SandboxWritable(dir) || unix.Access(dir, unix.W_OK) == nil
 	}, 0)
 }
 
@@ -525,11 +518,11 @@ func normaliseGrant(entry, workspace, home string) (string, string) {
 // repositories the sandbox can write (protectGit).
 func protectHooks(p *policy.Policy, t target, env Dirs) error {
 	if fi, err := os.Lstat(env.grokHomeAsGiven); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse("GROK_HOME %s is a symlink; hook protection needs the real directory: set GROK_HOME to %s",
+		return Refuse("GROK_HOME %s is a symlink; hook protection needs the real directory: set GROK_HOME to %s",
 			env.grokHomeAsGiven, env.GrokHome)
 	}
 	if env.grokHomeAsGiven != env.GrokHome {
-		return refuse("GROK_HOME %s has a symlink in its path (it resolves to %s); set GROK_HOME to the real directory",
+		return Refuse("GROK_HOME %s has a symlink in its path (it resolves to %s); set GROK_HOME to the real directory",
 			env.grokHomeAsGiven, env.GrokHome)
 	}
 	pr := protector{p: p, t: t, why: map[string]string{}}
@@ -633,12 +626,12 @@ func (pr *protector) controlFiles(env Dirs) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return refuse("hook protection: %v", err)
+		return Refuse("hook protection: %v", err)
 	case !fi.Mode().IsRegular():
-		return refuse("%s is not a regular file (a symlink or something else); hook protection needs the real file there: replace it", project)
+		return Refuse("%s is not a regular file (a symlink or something else); hook protection needs the real file there: replace it", project)
 	}
 	if fi, err := os.Lstat(filepath.Dir(project)); err != nil || !fi.IsDir() {
-		return refuse("%s is not a real directory; hook protection needs it: replace the link with the directory", filepath.Dir(project))
+		return Refuse("%s is not a real directory; hook protection needs it: replace the link with the directory", filepath.Dir(project))
 	}
 	pr.add(project, "project profiles: a later launch's policy")
 	return nil
@@ -673,15 +666,15 @@ func ensureRealMode(path string, dir bool, mode fs.FileMode, dryRun *[]string) e
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		if err := createEmpty(path, dir, mode); err != nil {
-			return refuse("cannot create %s for hook protection: %v", path, err)
+			return Refuse("cannot create %s for hook protection: %v", path, err)
 		}
 		return nil
 	case err != nil:
-		return refuse("hook protection: %v", err)
+		return Refuse("hook protection: %v", err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return refuse("%s is a symlink; hook protection needs a real %s there: remove the link", path, want)
+		return Refuse("%s is a symlink; hook protection needs a real %s there: remove the link", path, want)
 	case fi.IsDir() != dir || (!dir && !fi.Mode().IsRegular()):
-		return refuse("%s is not a %s; hook protection needs a real %s there: move it away", path, want, want)
+		return Refuse("%s is not a %s; hook protection needs a real %s there: move it away", path, want, want)
 	}
 	return nil
 }
@@ -722,7 +715,7 @@ func hookTargets(registry string) (targets, ignored []string, err error) {
 		return nil, nil, nil // a dry run, which did not create it: empty
 	}
 	if err != nil {
-		return nil, nil, refuse("hook protection: %v", err)
+		return nil, nil, Refuse("hook protection: %v", err)
 	}
 	var out []string
 	for i, line := range strings.Split(string(data), "\n") {
@@ -732,17 +725,17 @@ func hookTargets(registry string) (targets, ignored []string, err error) {
 			continue
 		}
 		if trimmed != line && strings.HasPrefix(trimmed, "/") {
-			return nil, nil, refuse("%s:%d: %q has white space around the path; remove it", registry, i+1, line)
+			return nil, nil, Refuse("%s:%d: %q has white space around the path; remove it", registry, i+1, line)
 		}
 		if !strings.HasPrefix(line, "/") {
 			ignored = append(ignored, fmt.Sprintf("%d (%q)", i+1, line))
 			continue
 		}
 		if filepath.Clean(line) != line {
-			return nil, nil, refuse("%s:%d: %q is not a clean absolute path; write it as %s", registry, i+1, line, filepath.Clean(line))
+			return nil, nil, Refuse("%s:%d: %q is not a clean absolute path; write it as %s", registry, i+1, line, filepath.Clean(line))
 		}
 		if err := noSymlinkComponents(line); err != nil {
-			return nil, nil, refuse("%s:%d: hook target %s", registry, i+1, err)
+			return nil, nil, Refuse("%s:%d: hook target %s", registry, i+1, err)
 		}
 		out = append(out, line)
 	}
@@ -768,12 +761,12 @@ func noSymlinkComponents(path string) error {
 // resolveDeny validates every deny entry (refusing the run on any
 // unsupported form), keeps the rules for renderers that match at run time,
 // and expands them to the existing paths that a mount-based backend masks.
-func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
+func resolveDeny(p *policy.Policy, t target, c *config.CustomProfile) error {
 	var pats []globexpand.Pattern
 	for i, entry := range c.Deny {
 		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
 		if err != nil {
-			return &ConfigError{File: c.File, Line: c.entryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
+			return &config.Error{File: c.File, Line: c.EntryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
 		}
 		pats = append(pats, pat)
 		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: c.File})
@@ -785,7 +778,7 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 	}
 	matches, missing, err := globexpand.Expand(pats, globexpand.DefaultLimits)
 	if err != nil {
-		return refuse("%v", err)
+		return Refuse("%v", err)
 	}
 	for _, m := range missing {
 		p.Skipped = append(p.Skipped, policy.Skipped{Path: m.Path(), Entry: m.Entry, Reason: "does not exist"})
@@ -810,7 +803,7 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 			// parent would carry the secret away.
 			path = filepath.Join(parent, filepath.Base(m.Path))
 		} else {
-			return refuse("deny %q: cannot resolve %s: %v", m.Entry, filepath.Dir(m.Path), err)
+			return Refuse("deny %q: cannot resolve %s: %v", m.Entry, filepath.Dir(m.Path), err)
 		}
 		if !p.Exposed(path) {
 			p.Skipped = append(p.Skipped, policy.Skipped{Path: path, Entry: m.Entry, Reason: "not exposed by the profile"})
@@ -820,7 +813,7 @@ func resolveDeny(p *policy.Policy, t target, c *CustomProfile) error {
 			continue
 		}
 		seen[path] = true
-		dev, ino, ok := fileID(path)
+		dev, ino, ok := FileID(path)
 		if !ok {
 			p.Skipped = append(p.Skipped, policy.Skipped{Path: path, Entry: m.Entry, Reason: "does not exist"})
 			continue

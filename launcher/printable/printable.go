@@ -1,4 +1,7 @@
-package launcher
+// Package printable makes text from files anyone can write safe to show on
+// a terminal. It decides nothing about a sandbox; every message grok-sandbox
+// prints from config or file names goes through String.
+package printable
 
 import (
 	"strconv"
@@ -6,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Printable returns s with every character a terminal would act on instead
+// String returns s with every character a terminal would act on instead
 // of showing escaped the way Go writes it: control characters (\x1b, \n,
 // \r), invalid UTF-8 bytes (\xff), and the non-printing Unicode characters
 // (bidirectional overrides such as \u202e, line separators). Profile names,
@@ -14,7 +17,7 @@ import (
 // .grok/sandbox.toml, the names of its files): passed through raw, they could
 // retitle or clear the terminal, or fake a line of grok-sandbox's output.
 // Everything grok-sandbox prints from config or file names goes through it.
-func Printable(s string) string {
+func String(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {

@@ -1,4 +1,14 @@
-package launcher
+// Package config reads grok-sandbox's config files: GROK_HOME's
+// sandbox.toml and config.toml and the project's .grok/sandbox.toml. It
+// decides which files are read (regular files only, never through a link,
+// at most MaxConfigSize), that every key is known and of its type, the
+// file:line of every key and list entry (keylines.go), which custom profile
+// names are valid (none may take or imitate a built-in one, profiles.go),
+// how the global and project definitions merge (the global one wins; a
+// difference is a Conflict), the default profile and the environment
+// policy. It decides nothing about what a profile grants: that is
+// launcher/resolve, which takes a Config as input.
+package config
 
 import (
 	"bytes"
@@ -9,19 +19,20 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/printable"
 )
 
-// ConfigError is a problem in a config file. It always names the file and,
+// Error is a problem in a config file. It always names the file and,
 // where it can be found, the line and the key.
-type ConfigError struct {
+type Error struct {
 	File string
 	Line int
 	Key  string
@@ -29,15 +40,15 @@ type ConfigError struct {
 }
 
 // Error is one line, whatever the file name, key or message hold.
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	where := e.File
 	if e.Line > 0 {
 		where = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	if e.Key != "" {
-		return Printable(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
+		return printable.String(fmt.Sprintf("%s: %s: %s", where, e.Key, e.Msg))
 	}
-	return Printable(fmt.Sprintf("%s: %s", where, e.Msg))
+	return printable.String(fmt.Sprintf("%s: %s", where, e.Msg))
 }
 
 // MaxProfileName is the longest custom profile name accepted.
@@ -49,21 +60,15 @@ const MaxProfileName = 64
 // terminal escapes into `profiles` and `doctor`.
 var profileNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
-// foldName is name in lower case without white space: the form in which a
-// look-alike of a built-in name ("STRICT", " strict", "off ") is recognised.
-func foldName(name string) string {
-	return strings.ToLower(strings.Join(strings.Fields(name), ""))
-}
-
-// checkProfileName says what is wrong with a custom profile's name, or "".
+// CheckProfileName says what is wrong with a custom profile's name, or "".
 // A built-in name itself is not wrong here: such a table is ignored with a
 // warning (see Config.Shadowed).
-func checkProfileName(name string) string {
+func CheckProfileName(name string) string {
 	if IsBuiltin(name) {
 		return ""
 	}
-	folded := foldName(name)
-	if b := canonicalBuiltin(folded); b != "" {
+	folded := FoldName(name)
+	if b := CanonicalBuiltin(folded); b != "" {
 		return fmt.Sprintf("%q looks like the built-in profile %q (built-in names are reserved in any case or spacing); rename the profile", name, folded)
 	}
 	if len(name) > MaxProfileName {
@@ -91,16 +96,16 @@ type CustomProfile struct {
 	lines keyLines
 }
 
-// entryLine is the line of the i-th entry of the profile's list key.
-func (c CustomProfile) entryLine(key string, i int) int {
+// EntryLine is the line of the i-th entry of the profile's list key.
+func (c CustomProfile) EntryLine(key string, i int) int {
 	if l := c.lines.element([]string{"profiles", c.Name, key}, i); l > 0 {
 		return l
 	}
 	return c.Line
 }
 
-// keyLine is the line of one of the profile's keys.
-func (c CustomProfile) keyLine(key string) int {
+// KeyLine is the line of one of the profile's keys.
+func (c CustomProfile) KeyLine(key string) int {
 	if l := c.lines.line("profiles", c.Name, key); l > 0 {
 		return l
 	}
@@ -153,9 +158,9 @@ type Config struct {
 	EnvConfigured bool
 }
 
-// LoadConfig reads the global, project and general config files. A missing
+// Load reads the global, project and general config files. A missing
 // file is no error; a malformed one is.
-func LoadConfig(grokHome, workspace string) (*Config, error) {
+func Load(grokHome, workspace string) (*Config, error) {
 	c := &Config{
 		GrokHome:    grokHome,
 		GlobalFile:  filepath.Join(grokHome, "sandbox.toml"),
@@ -175,7 +180,7 @@ func LoadConfig(grokHome, workspace string) (*Config, error) {
 		}
 	}
 	for _, f := range []string{c.GlobalFile, c.ProjectFile} {
-		if _, err := os.Stat(f); err == nil && !contains(c.Files, f) {
+		if _, err := os.Stat(f); err == nil && !slices.Contains(c.Files, f) {
 			c.Files = append(c.Files, f)
 		}
 	}
@@ -203,15 +208,6 @@ func LoadConfig(grokHome, workspace string) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -323,12 +319,13 @@ func tomlType(v any) string {
 	return "a value of another type"
 }
 
-// openConfig opens a config file without following a link and without
+// Open opens a config file without following a link and without
 // blocking, and refuses anything but a regular file: a sandbox that can
 // write the workspace can create .grok/sandbox.toml, and a FIFO there would
 // hang every later launch, a link would make the launcher read (and quote in
-// its errors) a file the sandbox cannot see.
-func openConfig(file string) (*os.File, error) {
+// its errors) a file the sandbox cannot see. The launcher reads its bwrap
+// probe cache through it too, for the same reasons.
+func Open(file string) (*os.File, error) {
 	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP {
 		return nil, errors.New("is a symbolic link; config files are read only as regular files (a sandbox could plant a link): put the file itself there")
@@ -356,36 +353,36 @@ const MaxConfigSize = 1 << 20
 // decodeFile decodes one TOML file strictly: a syntax error, a wrong type and
 // (for the keys in strictTables) an unknown key each fail with file:line.
 func decodeFile(file string, v any, strictTables func(toml.Key) bool) (keyLines, bool, error) {
-	f, err := openConfig(file)
+	f, err := Open(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, &ConfigError{File: file, Msg: err.Error()}
+		return nil, false, &Error{File: file, Msg: err.Error()}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
 	if err != nil {
-		return nil, false, &ConfigError{File: file, Msg: err.Error()}
+		return nil, false, &Error{File: file, Msg: err.Error()}
 	}
 	if len(data) > MaxConfigSize {
-		return nil, true, &ConfigError{File: file, Msg: fmt.Sprintf("is larger than %d KiB, the limit for a config file; a sandbox config is a few kilobytes: remove what does not belong there", MaxConfigSize>>10)}
+		return nil, true, &Error{File: file, Msg: fmt.Sprintf("is larger than %d KiB, the limit for a config file; a sandbox config is a few kilobytes: remove what does not belong there", MaxConfigSize>>10)}
 	}
 	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
-		return nil, true, &ConfigError{File: file, Line: 1, Msg: "is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"}
+		return nil, true, &Error{File: file, Line: 1, Msg: "is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"}
 	}
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, true, &ConfigError{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+			return nil, true, &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 		}
-		return nil, true, &ConfigError{File: file, Msg: err.Error()}
+		return nil, true, &Error{File: file, Msg: err.Error()}
 	}
 	lines := scanKeyLines(data)
 	for _, k := range md.Undecoded() {
 		if strictTables(k) {
-			return lines, true, &ConfigError{File: file, Line: lines.line(k...), Key: k.String(),
+			return lines, true, &Error{File: file, Line: lines.line(k...), Key: k.String(),
 				Msg: "unknown key; check its spelling (see the README for every key)"}
 		}
 	}
@@ -414,7 +411,7 @@ func loadProfiles(file string) (map[string]CustomProfile, error) {
 		return map[string]CustomProfile{}, err
 	}
 	fail := func(line int, key toml.Key, format string, args ...any) error {
-		return &ConfigError{File: file, Line: line, Key: key.String(), Msg: fmt.Sprintf(format, args...)}
+		return &Error{File: file, Line: line, Key: key.String(), Msg: fmt.Sprintf(format, args...)}
 	}
 	for _, k := range byLine(raw, lines) {
 		if k != "profiles" {
@@ -433,7 +430,7 @@ func loadProfiles(file string) (map[string]CustomProfile, error) {
 	for _, name := range byLine(tables, lines, "profiles") {
 		key := toml.Key{"profiles", name}
 		line := lines.line(key...)
-		if msg := checkProfileName(name); msg != "" {
+		if msg := CheckProfileName(name); msg != "" {
 			return nil, fail(line, key, "%s", msg)
 		}
 		t, isTable := tables[name].(map[string]any)
@@ -505,14 +502,14 @@ func (c *Config) loadGeneral() error {
 	if err != nil || !ok {
 		return err
 	}
-	if !contains(c.Files, c.GeneralFile) {
+	if !slices.Contains(c.Files, c.GeneralFile) {
 		c.Files = append(c.Files, c.GeneralFile)
 	}
 	if f.Sandbox != nil && f.Sandbox.Profile != nil {
 		c.Default = string(*f.Sandbox.Profile)
 		c.DefaultLine = lines.line("sandbox", "profile")
 		if c.Default == "" {
-			return &ConfigError{File: c.GeneralFile, Line: c.DefaultLine, Key: "sandbox.profile",
+			return &Error{File: c.GeneralFile, Line: c.DefaultLine, Key: "sandbox.profile",
 				Msg: "is empty; name a profile or remove the key"}
 		}
 	}
@@ -533,7 +530,7 @@ func (c *Config) loadGeneral() error {
 			if j, ok := err.(interface{ Unwrap() []error }); ok {
 				err = j.Unwrap()[0]
 			}
-			ce := &ConfigError{File: c.GeneralFile, Line: lines.line("shell_environment_policy"),
+			ce := &Error{File: c.GeneralFile, Line: lines.line("shell_environment_policy"),
 				Key: "shell_environment_policy", Msg: err.Error()}
 			var fe *envpolicy.FieldError
 			if errors.As(err, &fe) {

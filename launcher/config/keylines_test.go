@@ -1,8 +1,10 @@
-package launcher
+package config
 
 import (
 	"bytes"
 	"testing"
+
+	"github.com/BurntSushi/toml"
 )
 
 func TestKeyLines(t *testing.T) {
@@ -85,4 +87,37 @@ func FuzzScanKeyLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// keyLine finds where a key is defined, for error messages.
+func TestKeyLine(t *testing.T) {
+	data := []byte(`# comment
+[profiles.a]
+extends = "strict"
+
+[profiles."b.c"]
+deny = []
+[sandbox]
+profile = "x"
+[profiles.d]
+profiles.zzz = 1
+`)
+	cases := []struct {
+		key  toml.Key
+		line int
+	}{
+		{toml.Key{"profiles", "a"}, 2},
+		{toml.Key{"profiles", "a", "extends"}, 3},
+		{toml.Key{"profiles", "b.c"}, 5},
+		{toml.Key{"profiles", "b.c", "deny"}, 6},
+		{toml.Key{"sandbox", "profile"}, 8},
+		{toml.Key{"profiles", "d", "profiles", "zzz"}, 10},
+		{toml.Key{"nowhere"}, 0},
+	}
+	lines := scanKeyLines(data)
+	for _, c := range cases {
+		if got := lines.line(c.key...); got != c.line {
+			t.Errorf("line(%v) = %d, want %d", c.key, got, c.line)
+		}
+	}
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package launcher
+package resolve
 
 import "io/fs"
 

@@ -1,12 +1,10 @@
-package launcher
+package resolve
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/BurntSushi/toml"
 
 	"grok-sandbox/launcher/policy"
 )
@@ -41,39 +39,6 @@ func TestNormaliseGrant(t *testing.T) {
 		path, warn := normaliseGrant(c.entry, "/ws", "/home/u")
 		if path != c.path || !strings.Contains(warn, c.warn) || (c.warn == "") != (warn == "") {
 			t.Errorf("normaliseGrant(%q) = %q, %q; want %q, %q", c.entry, path, warn, c.path, c.warn)
-		}
-	}
-}
-
-// keyLine finds where a key is defined, for error messages.
-func TestKeyLine(t *testing.T) {
-	data := []byte(`# comment
-[profiles.a]
-extends = "strict"
-
-[profiles."b.c"]
-deny = []
-[sandbox]
-profile = "x"
-[profiles.d]
-profiles.zzz = 1
-`)
-	cases := []struct {
-		key  toml.Key
-		line int
-	}{
-		{toml.Key{"profiles", "a"}, 2},
-		{toml.Key{"profiles", "a", "extends"}, 3},
-		{toml.Key{"profiles", "b.c"}, 5},
-		{toml.Key{"profiles", "b.c", "deny"}, 6},
-		{toml.Key{"sandbox", "profile"}, 8},
-		{toml.Key{"profiles", "d", "profiles", "zzz"}, 10},
-		{toml.Key{"nowhere"}, 0},
-	}
-	lines := scanKeyLines(data)
-	for _, c := range cases {
-		if got := lines.line(c.key...); got != c.line {
-			t.Errorf("line(%v) = %d, want %d", c.key, got, c.line)
 		}
 	}
 }

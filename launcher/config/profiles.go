@@ -1,0 +1,42 @@
+package config
+
+import "strings"
+
+// The built-in profiles' names. What each enforces is decided in
+// launcher/resolve and documented in the README; here they are only names,
+// reserved so that no custom profile can take or imitate one.
+const (
+	Off       = "off"
+	Workspace = "workspace"
+	Devbox    = "devbox"
+	ReadOnly  = "read-only"
+	Strict    = "strict"
+)
+
+// Builtins lists the built-in profiles in the order people meet them.
+var Builtins = []string{Off, Workspace, Devbox, ReadOnly, Strict}
+
+// IsBuiltin reports whether name is a built-in profile or an alias of one.
+func IsBuiltin(name string) bool {
+	return CanonicalBuiltin(name) != ""
+}
+
+// CanonicalBuiltin maps an alias to its profile ("none" is off); "" when name
+// is not built in.
+func CanonicalBuiltin(name string) string {
+	if name == "none" {
+		return Off
+	}
+	for _, b := range Builtins {
+		if b == name {
+			return b
+		}
+	}
+	return ""
+}
+
+// FoldName is name in lower case without white space: the form in which a
+// look-alike of a built-in name ("STRICT", " strict", "off ") is recognised.
+func FoldName(name string) string {
+	return strings.ToLower(strings.Join(strings.Fields(name), ""))
+}
