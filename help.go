@@ -60,7 +60,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain profiles doctor status check completion"
+  verbs="run print explain agents profiles doctor status check completion"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -70,12 +70,13 @@ _grok_sandbox() {
       COMPREPLY=($(compgen -W "$(grok-sandbox profiles 2>/dev/null | awk '{print $1}')" -- "$cur")); return ;;
     --workspace) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --target) COMPREPLY=($(compgen -W "linux darwin" -- "$cur")); return ;;
+    --agent) COMPREPLY=($(compgen -W "$(grok-sandbox agents --json 2>/dev/null | sed -n 's/^ *"name": "\(.*\)",$/\1/p') none" -- "$cur")); return ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
   esac
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
   else
-    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --target --json --verbose --help --" -- "$cur"))
+    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --agent --target --json --verbose --help --" -- "$cur"))
   fi
 }
 complete -F _grok_sandbox grok-sandbox
@@ -85,7 +86,7 @@ complete -F _grok_sandbox grok-sandbox
 # _grok-sandbox.
 _grok-sandbox() {
   local -a verbs
-  verbs=(run print explain profiles doctor status check completion)
+  verbs=(run print explain agents profiles doctor status check completion)
   if (( CURRENT == 2 )); then
     _describe 'command' verbs
     return
@@ -98,6 +99,7 @@ _grok-sandbox() {
     '(--profile --sandbox)'{--profile,--sandbox}'[the sandbox profile]:profile:(${(f)"$(grok-sandbox profiles 2>/dev/null | cut -d" " -f1)"})' \
     '--workspace[the workspace directory]:directory:_files -/' \
     '--isolate-network[no network for the wrapped command either]' \
+    '--agent[the agent CLI the command is]:agent:(claude codex gemini grok opencode none)' \
     '--target[the platform to render for]:target:(linux darwin)' \
     '--json[one JSON document]' \
     '--verbose[say which profile and backend are used]' \
@@ -107,11 +109,12 @@ _grok-sandbox "$@"
 `,
 	"fish": `# grok-sandbox completion for fish: put it in
 # ~/.config/fish/completions/grok-sandbox.fish.
-set -l verbs run print explain profiles doctor status check completion
+set -l verbs run print explain agents profiles doctor status check completion
 complete -c grok-sandbox -f -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l workspace -x -a "(__fish_complete_directories)" -d "the workspace directory"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l isolate-network -d "no network for the wrapped command either"
+complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l agent -x -a "claude codex gemini grok opencode none" -d "the agent CLI the command is"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l target -x -a "linux darwin" -d "the platform to render for"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l json -d "one JSON document"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from completion" -x -a "bash zsh fish"

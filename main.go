@@ -46,6 +46,7 @@ func newApp() *cli.App {
 	targetFlag := &cli.StringFlag{Name: "target", Value: runtime.GOOS, Usage: "the platform to render for: linux or darwin"}
 	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "one JSON document, for tools", DisableDefaultText: true}
 	isolate := &cli.BoolFlag{Name: "isolate-network", Usage: "no network for the wrapped command either", DisableDefaultText: true}
+	agentFlag := &cli.StringFlag{Name: "agent", Usage: "the agent CLI the command is (one that grok-sandbox agents lists), or none (default: recognised from the command's executable)"}
 
 	// Only --version: -v is run's --verbose.
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and VCS revision", DisableDefaultText: true}
@@ -65,7 +66,7 @@ func newApp() *cli.App {
 				Usage:       "run COMMAND inside the sandbox",
 				Description: helpText,
 				ArgsUsage:   "[--] COMMAND [ARG...]",
-				Flags:       []cli.Flag{profile, workspace, isolate, &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say which profile and backend are used", DisableDefaultText: true}},
+				Flags:       []cli.Flag{profile, workspace, isolate, agentFlag, &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say which profile and backend are used", DisableDefaultText: true}},
 				Action: func(c *cli.Context) error {
 					inv := invocation(c, runtime.GOOS)
 					inv.Verbose = c.Bool("verbose")
@@ -76,7 +77,7 @@ func newApp() *cli.App {
 				Name:      "print",
 				Usage:     "print exactly what run would exec, one argument per line",
 				ArgsUsage: "[--] COMMAND [ARG...]",
-				Flags:     []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate},
+				Flags:     []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate, agentFlag},
 				Action: func(c *cli.Context) error {
 					return verbs.Print(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
 				},
@@ -84,12 +85,23 @@ func newApp() *cli.App {
 			{
 				Name:  "explain",
 				Usage: "describe the resolved capability set for people",
-				Flags: []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate},
+				Flags: []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate, agentFlag},
 				Action: func(c *cli.Context) error {
 					if err := noArgs(c); err != nil {
 						return err
 					}
 					return verbs.Explain(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
+				},
+			},
+			{
+				Name:  "agents",
+				Usage: "list the agent CLIs grok-sandbox recognises: their state and protected files",
+				Flags: []cli.Flag{jsonFlag},
+				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					return verbs.Agents(c.Bool("json"), c.App.Writer)
 				},
 			},
 			{
@@ -276,6 +288,7 @@ func invocation(c *cli.Context, target string) launcher.Invocation {
 		Target:         target,
 		IsolateNetwork: c.Bool("isolate-network"),
 		Environ:        os.Environ(),
+		Agent:          c.String("agent"),
 	}
 	// A flag or variable that is set but empty is kept as asked-for, so
 	// that Select refuses it instead of falling through to off.

@@ -131,7 +131,11 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pol, err := resolve.Resolve(inv.Request, host, env, cfg, sel)
+	req := inv.Request
+	if len(inv.Command) > 0 && req.Executable == "" {
+		req.Executable = executableOf(inv.Command[0], envpolicy.Apply(inv.Environ, cfg.Env, req.Target, nil).Env)
+	}
+	pol, err := resolve.Resolve(req, host, env, cfg, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +237,26 @@ func (plan *Plan) Render(command []string, path string) error {
 		return plan.renderSeatbelt(command)
 	}
 	return resolve.Refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
+}
+
+// executableOf is the file name runs as, every link resolved, found the way
+// the sandbox will find it (with the final environment's PATH); "" when
+// there is none. It only tells which agent the command is: Run looks the
+// command up again and refuses what cannot run.
+func executableOf(name string, env []string) string {
+	path, err := lookPathIn(name, envpolicy.Getenv(env, "PATH"))
+	if err != nil {
+		return ""
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // lookPathIn finds the command the way the sandbox will (with the final
@@ -437,7 +461,12 @@ func (plan *Plan) commandVisible(path string) (string, error) {
 	if !p.Exposed(real) {
 		return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf(
 			"%s is hidden by profile %s, so the sandbox cannot run it; expose it with a custom profile: [profiles.NAME] extends = %q, read_only = [%q]",
-			real, p.Profile, p.Base, filepath.Dir(real))}
+			real, p.Profile, p.Base, installRoot(real, p.Home))}
+	}
+	if interp := interpreterOf(real, envpolicy.Getenv(plan.Environ.Env, "PATH")); interp != "" && !p.Exposed(interp) {
+		return "", &ExitError{Code: ExitNotFound, Err: fmt.Errorf(
+			"%s runs with %s, which profile %s hides, so the sandbox cannot run it; expose it with a custom profile: [profiles.NAME] extends = %q, read_only = [%q]",
+			real, interp, p.Profile, p.Base, installRoot(interp, p.Home))}
 	}
 	if p.Exposed(abs) {
 		return abs, nil
@@ -448,6 +477,69 @@ func (plan *Plan) commandVisible(path string) (string, error) {
 		}
 	}
 	return real, nil
+}
+
+// installRoot is what to expose so that path can run: an npm prefix (the
+// directory above lib/node_modules, or above node_modules), the directory
+// above a bin/ (an nvm, pyenv or asdf version; not home, ~/.local or the
+// system's), else path's own directory; spelled with ~ under home.
+func installRoot(path, home string) string {
+	root := filepath.Dir(path)
+	switch {
+	case strings.Contains(path, "/lib/node_modules/"):
+		root = path[:strings.Index(path, "/lib/node_modules/")]
+	case strings.Contains(path, "/node_modules/"):
+		root = path[:strings.Index(path, "/node_modules/")]
+	case filepath.Base(root) == "bin" && !slices.Contains([]string{"/", "/usr", "/usr/local", home, filepath.Join(home, ".local")}, filepath.Dir(root)):
+		// An nvm, pyenv or asdf version: its bin/ needs its lib/ too.
+		root = filepath.Dir(root)
+	}
+	if home != "" && home != "/" && policy.Within(root, home) && root != home {
+		return "~" + strings.TrimPrefix(root, home)
+	}
+	return root
+}
+
+// interpreterOf is the interpreter a script's #! line names, every link
+// resolved ("/usr/bin/env node" looks node up on path); "" for anything
+// else.
+func interpreterOf(script, path string) string {
+	f, err := os.Open(script)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := io.ReadFull(f, buf)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return ""
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return ""
+	}
+	interp := fields[0]
+	if filepath.Base(interp) == "env" {
+		args := fields[1:]
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return ""
+		}
+		found, err := lookPathIn(args[0], path)
+		if err != nil {
+			return ""
+		}
+		interp = found
+	}
+	real, err := filepath.EvalSymlinks(interp)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // Warnings are the policy's warnings and, last, what the backend chosen

@@ -161,6 +161,9 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		Network: commandNetwork(p),
 		Check:   sandboxinit.LayerCheck{Filters: 1},
 	}
+	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify {
+		cfg.Agent = &sandboxinit.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}
+	}
 	if o.InitMasks {
 		cfg.Masks = p.Masks
 	}

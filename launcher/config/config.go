@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -91,6 +92,11 @@ type CustomProfile struct {
 	ReadOnly        []string
 	ReadWrite       []string
 	Deny            []string
+	// Agent names the agent the profile wraps ("" to recognise it from the
+	// command, "none" for no agent); AgentExecutable the program that is
+	// the real agent when the command is only its launcher.
+	Agent           string
+	AgentExecutable string
 	// lines has the line of every key and list entry of the profile's
 	// file, for errors and warnings about one entry.
 	lines keyLines
@@ -460,6 +466,25 @@ func loadProfiles(file string) (map[string]CustomProfile, error) {
 					p.RestrictNetwork = &b
 				} else {
 					p.IsolateNetwork = &b
+				}
+			case "agent", "agent_executable":
+				s, isString := v.(string)
+				switch {
+				case !isString:
+					return nil, fail(kline, kk, "must be a string, not %s", tomlType(v))
+				case s == "":
+					what := "the agent's program"
+					if k == "agent" {
+						what = "an agent (see `grok-sandbox agents`) or \"none\""
+					}
+					return nil, fail(kline, kk, "is empty; remove the key, or name %s", what)
+				case strings.ContainsAny(s, "\n\r\x00"):
+					return nil, fail(kline, kk, "must be one line")
+				}
+				if k == "agent" {
+					p.Agent = s
+				} else {
+					p.AgentExecutable = s
 				}
 			case "read_only", "read_write", "deny":
 				list, isList := v.([]any)

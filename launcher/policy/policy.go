@@ -128,12 +128,35 @@ type Policy struct {
 	ProtectedWhy map[string]string `json:",omitempty"`
 
 	Network Network
+	// Agent is the agent CLI the run wraps, when one was recognised or
+	// named; nil otherwise.
+	Agent *Agent `json:",omitempty"`
 	// NestedUserNS: processes may create user namespaces (and with them
 	// rearrange mounts). Only devbox allows it.
 	NestedUserNS bool
 
 	// Warnings collected while resolving, shown by run and explain.
 	Warnings []string
+}
+
+// Agent is what the policy knows of the agent CLI it wraps.
+type Agent struct {
+	Name  string // "codex"; "" for a program named only by agent_executable
+	Title string // "Codex CLI"
+	// By says how it was chosen: "recognised from PATH", "--agent",
+	// "FILE:LINE agent".
+	By string
+	// State are the agent's files and directories, granted writable.
+	State []string
+	// Program is the real agent when the command is its launcher: under
+	// restrict_network the first process the command starts that executes
+	// this file (device and inode) gets the command's network. "" when the
+	// command itself is the agent.
+	Program    string
+	ProgramDev uint64
+	ProgramIno uint64
+	// ProgramBy says where Program came from.
+	ProgramBy string
 }
 
 // Within reports whether path is dir or below it.

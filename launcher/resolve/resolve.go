@@ -45,6 +45,11 @@ type Request struct {
 	Environ        []string
 	// DryRun: a read-only verb; nothing is created on the host.
 	DryRun bool
+	// Agent is --agent: an agent's name, AgentNone, or "" to recognise it.
+	Agent string
+	// Executable is the command's executable with every link resolved, as
+	// the launcher found it ("" when there is no command: explain).
+	Executable string
 }
 
 // RefusalError is a policy that cannot be enforced or a request that cannot
@@ -362,6 +367,9 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 			return nil, err
 		}
 	}
+	if err := addAgent(p, t, req, env, custom); err != nil {
+		return nil, err
+	}
 	if hookProtected(p.Base) {
 		if err := protectHooks(p, t, env); err != nil {
 			return nil, err
@@ -547,6 +555,9 @@ func protectHooks(p *policy.Policy, t target, env Dirs) error {
 		pr.add(q, "listed in hooks-paths")
 	}
 	if err := pr.controlFiles(env); err != nil {
+		return err
+	}
+	if err := pr.agentProtected(env); err != nil {
 		return err
 	}
 	if t.host {

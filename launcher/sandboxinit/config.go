@@ -64,6 +64,11 @@ type Config struct {
 	// Network is the rule of the command's own filter, on top of the base
 	// filter bwrap installed.
 	Network seccomp.Network `json:"network"`
+	// Agent is the real agent's program when the command is only its
+	// launcher: under the notifying rule, the first process the command
+	// itself starts that executes this very file (device and inode) gets
+	// the command's network, and no other process ever does.
+	Agent *PathID `json:"agent_program,omitempty"`
 	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
 	// Binds are the staged layers: bwrap bound each at its Stage, on the

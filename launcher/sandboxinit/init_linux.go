@@ -500,6 +500,86 @@ func readOnlyMount(path string) error {
 	return nil
 }
 
+// allowNetwork is who keeps the network under the notifying rule: the
+// command's own threads, and, when agent names the real agent's program,
+// the one process that the command itself started to execute it.
+//
+// That process is chosen at its first network call: a process whose parent
+// is the command and whose executable is agent's very file (device and
+// inode, read from /proc/PID/exe, which the process cannot fake). Once
+// chosen, only it is allowed, while it lives and still executes that file;
+// a later process running the same program (a child of the agent, or a
+// second one the launcher starts) never is. It is held by a pidfd, so a
+// recycled pid is never taken for it.
+func allowNetwork(command int, agent *PathID) func(tid int) bool {
+	own := seccomp.AllowThreadGroup(command)
+	if agent == nil {
+		return own
+	}
+	chosen, pidfd, gone := 0, -1, false
+	isAgent := func(pid int) bool {
+		var st unix.Stat_t
+		return unix.Stat(fmt.Sprintf("/proc/%d/exe", pid), &st) == nil && st.Dev == agent.Dev && st.Ino == agent.Ino
+	}
+	alive := func() bool {
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return err == nil && n == 0
+	}
+	return func(tid int) bool {
+		if own(tid) {
+			return true
+		}
+		tgid, err := seccomp.Tgid(tid)
+		if err != nil || gone {
+			return false
+		}
+		if chosen == 0 {
+			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
+				return false
+			}
+			fd, err := unix.PidfdOpen(tgid, 0)
+			if err != nil {
+				return false
+			}
+			// Still the same process: the pidfd was opened for the pid
+			// read above, and it is still the command's child running
+			// the agent's file.
+			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
+				unix.Close(fd)
+				return false
+			}
+			chosen, pidfd = tgid, fd
+		}
+		if tgid != chosen {
+			return false
+		}
+		// Read after tgid: if the chosen process is still alive now, the
+		// pid read above was its own (a pid is not reused while its
+		// process lives).
+		if !alive() {
+			gone = true
+			unix.Close(pidfd)
+			return false
+		}
+		return isAgent(tgid)
+	}
+}
+
+// parentOf is the parent pid of process pid, from /proc/PID/status.
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no PPid")
+}
+
 // Supervise starts the command as a child, from a locked thread that
 // first runs restrict (Landlock, for that backend), installs base (when not
 // nil: the Landlock backend has no bwrap to install it) and, under
@@ -588,7 +668,7 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	if st.listener >= 0 {
 		v = newViolations(cfg.Profile, backend, events, arch)
 		go func() {
-			done <- seccomp.SuperviseUntil(st.listener, stop, seccomp.AllowThreadGroup(pid), v.record)
+			done <- seccomp.SuperviseUntil(st.listener, stop, allowNetwork(pid, cfg.Agent), v.record)
 		}()
 	} else {
 		done <- nil

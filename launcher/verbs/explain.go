@@ -59,6 +59,9 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 			"environment":    envNames(plan.Environ),
 			"warnings":       nonNil(plan.Warnings()),
 		}
+		if a := agentDoc(plan.Policy); a != nil {
+			doc["agent"] = a
+		}
 		if s := plan.Seatbelt; s != nil {
 			doc["sbpl"], doc["params"], doc["notes"] = s.Text, s.Params, nonNil(s.Notes)
 		}
@@ -224,6 +227,7 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	}
 	n := networkWords(p)
 	fmt.Fprintf(w, "\nnetwork:\n  the wrapped command: %s\n  its children:        %s\n", n["command"], n["children"])
+	explainAgent(w, p)
 	if p.Enforce && p.Target == "linux" {
 		explainKernel(w, plan)
 	}
@@ -435,6 +439,9 @@ func explainDoc(plan *launcher.Plan) map[string]any {
 		"network":          networkWords(p),
 		"environment":      envNames(plan.Environ),
 		"warnings":         nonNil(plan.Warnings()),
+	}
+	if a := agentDoc(p); a != nil {
+		doc["agent"] = a
 	}
 	if p.Target == "linux" {
 		doc["nested_user_namespaces"] = p.NestedUserNS

@@ -4,7 +4,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain profiles doctor status check completion"
+  verbs="run print explain agents profiles doctor status check completion"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -14,12 +14,13 @@ _grok_sandbox() {
       COMPREPLY=($(compgen -W "$(grok-sandbox profiles 2>/dev/null | awk '{print $1}')" -- "$cur")); return ;;
     --workspace) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --target) COMPREPLY=($(compgen -W "linux darwin" -- "$cur")); return ;;
+    --agent) COMPREPLY=($(compgen -W "$(grok-sandbox agents --json 2>/dev/null | sed -n 's/^ *"name": "\(.*\)",$/\1/p') none" -- "$cur")); return ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
   esac
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
   else
-    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --target --json --verbose --help --" -- "$cur"))
+    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --agent --target --json --verbose --help --" -- "$cur"))
   fi
 }
 complete -F _grok_sandbox grok-sandbox
