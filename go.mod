@@ -1,6 +1,8 @@
 module grok-sandbox
 
-go 1.26.8
+go 1.26.0
+
+toolchain go1.26.8
 
 require (
 	github.com/BurntSushi/toml v1.6.0

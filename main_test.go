@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,28 @@ const unprivileged = "65534"
 // TestGolden pins what users see without running a sandbox: print, explain,
 // errors and warnings.
 func TestGolden(t *testing.T) {
-	testscript.Run(t, params(t, "testdata/golden", false))
+	p := params(t, "testdata/golden", false)
+	p.WorkdirRoot = fixedLengthTempDir(t)
+	testscript.Run(t, p)
+}
+
+// fixedLengthTempDir is a new directory in the temporary directory whose
+// name has the same length in every run (os.MkdirTemp's does not): explain
+// aligns its table to the longest path, so the padding in a golden depends
+// on the length of $WORK.
+func fixedLengthTempDir(t *testing.T) string {
+	for range 100 {
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("grok-golden-%08x", rand.Uint32()))
+		if err := os.Mkdir(dir, 0o755); errors.Is(err, os.ErrExist) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	}
+	t.Fatal("no free name for the golden scripts' directory")
+	return ""
 }
 
 // TestEnforce runs the real-kernel scripts as the current user (root in CI).

@@ -158,32 +158,12 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		explainWarnings(w, plan.Warnings())
 		return nil
 	}
-	fmt.Fprintln(w)
-	if p.ReadAll {
-		fmt.Fprintln(w, "read:  the whole file system, except what is denied below")
-	} else {
-		fmt.Fprintln(w, "read:  only the paths listed below; everything else is hidden")
-	}
-	fmt.Fprintln(w, "write: only the read-write paths below")
-	fmt.Fprintln(w, "\npaths (most specific wins):")
-	for _, g := range p.Grants {
-		acc := p.AccessAt(g.Path)
-		note := ""
-		if acc != g.Access {
-			note = fmt.Sprintf(" [asked %s; %s wins]", g.Access, acc)
-		}
-		fmt.Fprintf(w, "  %-10s %s  (%s, %s)%s\n", acc, printable.String(g.Path), g.Why, printable.String(g.Source), note)
-	}
-	for _, l := range p.Links {
-		fmt.Fprintf(w, "  %-10s %s -> %s\n", "link", printable.String(l.Path), printable.String(l.Target))
-	}
+	fmt.Fprintln(w, "\npaths (a row holds for everything below it that no deeper row names):")
+	writeTable(w, pathRows(plan))
 	if len(p.Deny) > 0 {
-		fmt.Fprintln(w, "\ndenied (no read, no write, no rename):")
+		fmt.Fprintln(w, "\ndeny rules (a denied path: no read, no write, no rename):")
 		for _, d := range p.Deny {
 			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, printable.String(d.Prefix))
-		}
-		for _, m := range p.Masks {
-			fmt.Fprintf(w, "  masked  %s  (%s)\n", printable.String(m.Path), printable.String(m.Entry))
 		}
 		for _, s := range p.Skipped {
 			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", printable.String(s.Path), printable.String(s.Entry), s.Reason)
@@ -192,20 +172,7 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 			fmt.Fprintln(w, "  on Linux globs are expanded at launch: files created later are not covered")
 		}
 	}
-	if len(p.Protected) > 0 {
-		fmt.Fprintln(w, "\nhook-protected (readable, never writable):")
-		for _, q := range p.Protected {
-			if why := p.ProtectedWhy[q]; why != "" {
-				fmt.Fprintf(w, "  %s  (%s)\n", printable.String(q), why)
-			} else {
-				fmt.Fprintf(w, "  %s\n", printable.String(q))
-			}
-		}
-		fmt.Fprintln(w, "pinned (cannot be renamed, so protected paths cannot be moved away):")
-		for _, d := range p.Pinned {
-			fmt.Fprintf(w, "  %s\n", printable.String(d))
-		}
-	} else {
+	if len(p.Protected) == 0 {
 		fmt.Fprintln(w, "\nhook protection: none")
 	}
 	if plan.Landlock != nil {

@@ -1,0 +1,178 @@
+package verbs
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
+)
+
+// row is one line of explain's paths table: what a path (and everything
+// below it that no deeper row names) is in the sandbox, why, and which
+// profile or file said so.
+type row struct {
+	path, access, why, from string
+}
+
+// pathRows lists every path the policy names: the root, the grants, the
+// links, the hook-protected paths, the masks, the pinned directories and,
+// under bwrap, the fresh /dev and /proc. A pinned directory that already
+// has a row gets the pin added to it rather than a row of its own.
+func pathRows(plan *launcher.Plan) []row {
+	p := plan.Policy
+	base := "built-in " + p.Base
+	var rows []row
+	granted := map[string]bool{}
+	for _, g := range p.Grants {
+		granted[g.Path] = true
+	}
+	if !granted["/"] {
+		if p.ReadAll {
+			rows = append(rows, row{"/", policy.Read.String(), "the whole file system is readable", base})
+		} else {
+			rows = append(rows, row{"/", policy.Hidden.String(), "nothing is there but the paths below", base})
+		}
+	}
+	for _, g := range p.Grants {
+		why := g.Why
+		if acc := p.AccessAt(g.Path); acc != g.Access {
+			why += fmt.Sprintf("; asked %s, %s wins", g.Access, acc)
+		}
+		rows = append(rows, row{g.Path, p.AccessAt(g.Path).String(), why, g.Source})
+	}
+	for _, l := range p.Links {
+		rows = append(rows, row{l.Path, "link", "-> " + l.Target + ", as on the host", base})
+	}
+	for _, q := range p.Protected {
+		why := "protected"
+		if w := p.ProtectedWhy[q]; w != "" {
+			why += ": " + w
+		}
+		rows = append(rows, row{q, p.AccessAt(q).String(), why, "hook protection"})
+	}
+	ruleFrom := map[string]string{}
+	for _, d := range p.Deny {
+		ruleFrom[d.Entry] = d.Source
+	}
+	for _, m := range p.Masks {
+		rows = append(rows, row{m.Path, "denied", fmt.Sprintf("deny %q", m.Entry), ruleFrom[m.Entry]})
+	}
+	for _, d := range p.Pinned {
+		why := "cannot be renamed (protects " + pinnedFor(p, d) + ")"
+		if i := slicesIndex(rows, d); i >= 0 {
+			rows[i].why += "; " + why
+			continue
+		}
+		from := "hook protection"
+		if !protectsAny(p.Protected, d) {
+			from = "deny rules"
+		}
+		rows = append(rows, row{d, p.AccessAt(d).String(), why, from})
+	}
+	if p.Enforce && p.Target == "linux" && plan.Backend == launcher.BackendBwrap {
+		rows = append(rows, row{"/dev", "read-write", "fresh, not the host's: null, zero, full, random, urandom, tty, pts, shm", "every sandbox"})
+		if p.NestedUserNS {
+			rows = append(rows, row{"/proc", "read-write", "fresh: this sandbox's processes only (nested user namespaces need it writable)", "every sandbox"})
+			for _, k := range []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"} {
+				rows = append(rows, row{k, "read-only", "the host kernel's settings", "every sandbox"})
+			}
+		} else {
+			rows = append(rows, row{"/proc", "read-only", "fresh: this sandbox's processes only", "every sandbox"})
+		}
+	}
+	// Sorted by path, each child right under its parent: "/" sorts before
+	// every other byte.
+	key := func(path string) string { return strings.ReplaceAll(path, "/", "\x00") }
+	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i].path) < key(rows[j].path) })
+	return rows
+}
+
+func slicesIndex(rows []row, path string) int {
+	for i, r := range rows {
+		if r.path == path {
+			return i
+		}
+	}
+	return -1
+}
+
+func protectsAny(protected []string, dir string) bool {
+	for _, q := range protected {
+		if q != dir && policy.Within(q, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// pinnedFor says what renaming the pinned directory dir would move away:
+// the protected and masked entries right in it by name, or how many such
+// paths lie deeper below it.
+func pinnedFor(p *policy.Policy, dir string) string {
+	var below []string
+	direct := true
+	seen := map[string]bool{}
+	add := func(path string) {
+		if path != dir && policy.Within(path, dir) && !seen[path] {
+			seen[path] = true
+			rel, err := filepath.Rel(dir, path)
+			if err != nil || strings.Contains(rel, "/") {
+				direct = false
+			}
+			below = append(below, rel)
+		}
+	}
+	for _, q := range p.Protected {
+		add(q)
+	}
+	for _, m := range p.Masks {
+		add(m.Path)
+	}
+	switch {
+	case len(below) == 0:
+		return "nothing below it"
+	case !direct && len(below) == 1:
+		return "1 path below"
+	case !direct:
+		return fmt.Sprintf("%d paths below", len(below))
+	case len(below) == 1:
+		return below[0]
+	case len(below) == 2:
+		return below[0] + " and " + below[1]
+	}
+	return fmt.Sprintf("%s, %s and %d more", below[0], below[1], len(below)-2)
+}
+
+// writeTable writes the rows as aligned columns, each path indented two
+// spaces more than the nearest listed path above it.
+func writeTable(w io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PATH\tACCESS\tWHY\tFROM")
+	depth := map[string]int{}
+	for _, r := range rows {
+		d := 0
+		for dir := r.path; dir != "/"; {
+			dir = filepath.Dir(dir)
+			if n, ok := depth[dir]; ok {
+				d = n + 1
+				break
+			}
+		}
+		if _, ok := depth[r.path]; !ok {
+			depth[r.path] = d
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[r.path]), cell(r.path), r.access, cell(r.why), cell(r.from))
+	}
+	tw.Flush()
+}
+
+// cell is a table cell: printable, and without a tab that would split it.
+func cell(s string) string {
+	return strings.ReplaceAll(printable.String(s), "\t", `\t`)
+}
