@@ -147,6 +147,11 @@ func Prepare(inv Invocation) (*Plan, error) {
 		"GROK_SANDBOX_PROFILE": pol.Profile,
 		"GROK_SANDBOX_BACKEND": plan.Backend,
 	}
+	if a := pol.Agent; a != nil {
+		for k, v := range a.Env {
+			forced[k] = v
+		}
+	}
 	if plan.Backend == BackendNone {
 		forced = nil
 	}

@@ -40,6 +40,11 @@ type Agent struct {
 	// inside, so the agent cannot widen its next run. Missing ones are
 	// created with Initial content, so that their absence cannot be used.
 	Protected []Protected
+	// Env is set in the agent's environment under every enforcing
+	// profile: what the agent needs to know that it is sandboxed (Claude
+	// Code refuses to skip its permission prompts as uid 0, which an
+	// ordinary user's command is inside, unless told it is in a sandbox).
+	Env map[string]string
 }
 
 // State is a path the agent writes.
@@ -72,6 +77,7 @@ var Table = []Agent{
 			{Path: "~/.claude.json", File: true},
 		},
 		Protected: []Protected{{Path: "settings.json", In: 0, Initial: "{}\n"}},
+		Env:       map[string]string{"IS_SANDBOX": "1"},
 	},
 	{
 		Name: "codex", Title: "Codex CLI", Package: "@openai/codex",

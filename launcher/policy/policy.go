@@ -157,6 +157,8 @@ type Agent struct {
 	ProgramIno uint64
 	// ProgramBy says where Program came from.
 	ProgramBy string
+	// Env is set in the command's environment.
+	Env map[string]string `json:",omitempty"`
 }
 
 // Within reports whether path is dir or below it.

@@ -61,7 +61,7 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 		return err
 	}
 	if ok {
-		a := &policy.Agent{Name: m.Agent.Name, Title: m.Agent.Title, By: by}
+		a := &policy.Agent{Name: m.Agent.Name, Title: m.Agent.Title, By: by, Env: m.Agent.Env}
 		getenv := func(k string) string { return envpolicy.Getenv(req.Environ, k) }
 		for _, s := range m.Agent.StatePaths(env.Home, getenv) {
 			path, err := agentStatePath(p, env, m.Agent, s)
