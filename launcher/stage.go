@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"golang.org/x/net/bpf"
-	"golang.org/x/sys/unix"
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/policy"
@@ -105,7 +104,8 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 // its mkdir, creat and mount: bwrap would create directories or truncate a
 // file wherever the link points. (A layer on bwrap's empty root has only
 // bwrap's own directories above it.) Your own writable directories count
-// whatever this profile grants, and for root every directory does.
+// whatever this profile grants, and so do the ones you own (you can chmod
+// them back to writable); for root every directory does.
 //
 // The kernel-facing mounts (/dev, /proc, /sys) are not layers: their mount
 // points are mount points in every sandbox that has them, which no rename
@@ -113,9 +113,7 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 func stagedLayers(p *policy.Policy) map[string]bool {
 	layers := p.Layers()
 	rootBound := p.ReadAll || (len(layers) > 0 && layers[0].Path == "/")
-	writable := func(dir string) bool {
-		return p.SandboxWritable(dir) || unix.Access(dir, unix.W_OK) == nil
-	}
+	writable := func(dir string) bool { return resolve.SandboxCouldWrite(p, dir) }
 	var staged map[string]bool
 	for i, l := range layers {
 		if l.Path == "/" {

@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -391,6 +392,7 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 func addEntries(p *policy.Policy, t target, c *config.CustomProfile, key string, entries []string, acc policy.Access) error {
 	for i, entry := range entries {
 		path, warn := normaliseGrant(entry, p.Workspace, p.Home)
+		asked := path
 		if warn == "" {
 			var err error
 			var link string
@@ -412,6 +414,13 @@ func addEntries(p *policy.Policy, t target, c *config.CustomProfile, key string,
 			if warn != "" {
 			} else if err != nil {
 				warn = "does not exist; skipped"
+				if acc == policy.Read && t.host && movableAway(p, asked) {
+					// A sandbox could have moved it away (renaming a
+					// directory above it) to have it writable elsewhere:
+					// run nothing that it was to protect.
+					return &config.Error{File: c.File, Line: c.EntryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
+						Msg: fmt.Sprintf("entry %q does not exist, in a directory a sandbox can write: a sandboxed command may have moved it (and what it protects) away; restore it, or remove the entry", entry)}
+				}
 			} else if inVirtualFS(path) {
 				warn = "is inside /proc, /sys or /dev, the kernel's own file systems, which no grant can expose; skipped"
 			}
@@ -422,8 +431,37 @@ func addEntries(p *policy.Policy, t target, c *config.CustomProfile, key string,
 			continue
 		}
 		p.Grants = append(p.Grants, policy.Grant{Path: path, Access: acc, Why: key + " entry", Source: c.File})
+		if acc == policy.Read {
+			// Pin the directories above it, as for a mask: renaming one
+			// would carry the read-only path out of the entry, writable
+			// at the next launch.
+			for dir := filepath.Dir(path); dir != "/"; dir = filepath.Dir(dir) {
+				if !slices.Contains(p.Pinned, dir) {
+					p.Pinned = append(p.Pinned, dir)
+				}
+			}
+		}
 	}
+	policy.SortPaths(p.Pinned)
 	return nil
+}
+
+// movableAway reports whether the deepest existing directory above the
+// missing path is one a sandbox could change: for root, one that sandboxes
+// write (the workspace, GROK_HOME, the temporary directories, this
+// profile's writable grants), since every directory is root's to write.
+func movableAway(p *policy.Policy, path string) bool {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			if os.Geteuid() == 0 {
+				return p.SandboxWritable(dir)
+			}
+			return SandboxCouldWrite(p, dir)
+		}
+		if dir == "/" {
+			return false
+		}
+	}
 }
 
 // canonicalGrant resolves path component by component. A symbolic link
@@ -438,9 +476,21 @@ func canonicalGrant(p *policy.Policy, path string) (canonical, link string, err 
 	// grant, so a link there is never followed, whatever this profile
 	// writes: only links in directories you cannot write (root's /opt,
 	// say, for an ordinary user) are.
-	return canonicalNoWritableLinks(path, func(dir string) bool {
-		return p.SandboxWritable(dir) || unix.Access(dir, unix.W_OK) == nil
-	}, 0)
+	return canonicalNoWritableLinks(path, func(dir string) bool { return SandboxCouldWrite(p, dir) }, 0)
+}
+
+// SandboxCouldWrite reports whether some sandbox of yours could change what
+// dir holds: this profile writes it, it is a workspace, GROK_HOME or
+// temporary directory, you can write it, or you own it (a directory of yours
+// left 0555, or with a deny ACL, is yours to chmod back from any sandbox
+// that has it on a writable mount). It decides where a link is never
+// followed and which mount points bwrap must not create.
+func SandboxCouldWrite(p *policy.Policy, dir string) bool {
+	if p.SandboxWritable(dir) || unix.Access(dir, unix.W_OK) == nil {
+		return true
+	}
+	var st unix.Stat_t
+	return unix.Lstat(dir, &st) == nil && int(st.Uid) == os.Geteuid()
 }
 
 // canonicalNoWritableLinks resolves path component by component, following
@@ -604,7 +654,9 @@ func (pr *protector) finish() {
 		p.ProtectedWhy[t.path(q)] = pr.why[q]
 	}
 	for dir := range pinned {
-		p.Pinned = append(p.Pinned, t.path(dir))
+		if !slices.Contains(p.Pinned, t.path(dir)) {
+			p.Pinned = append(p.Pinned, t.path(dir))
+		}
 	}
 	policy.SortPaths(p.Protected)
 	policy.SortPaths(p.Pinned)

@@ -72,6 +72,9 @@ func pathRows(plan *launcher.Plan) []row {
 		from := "hook protection"
 		if !protectsAny(p.Protected, d) {
 			from = "deny rules"
+			if !masksAny(p.Masks, d) {
+				from = "read_only entries"
+			}
 		}
 		rows = append(rows, row{d, p.AccessAt(d).String(), why, from})
 	}
@@ -112,8 +115,8 @@ func protectsAny(protected []string, dir string) bool {
 }
 
 // pinnedFor says what renaming the pinned directory dir would move away:
-// the protected and masked entries right in it by name, or how many such
-// paths lie deeper below it.
+// the protected, masked and read_only entries right in it by name, or how
+// many such paths lie deeper below it.
 func pinnedFor(p *policy.Policy, dir string) string {
 	var below []string
 	direct := true
@@ -133,6 +136,11 @@ func pinnedFor(p *policy.Policy, dir string) string {
 	}
 	for _, m := range p.Masks {
 		add(m.Path)
+	}
+	for _, g := range p.Grants {
+		if g.Access == policy.Read && g.Why == "read_only entry" {
+			add(g.Path)
+		}
 	}
 	switch {
 	case len(below) == 0:
@@ -175,4 +183,13 @@ func writeTable(w io.Writer, rows []row) {
 // cell is a table cell: printable, and without a tab that would split it.
 func cell(s string) string {
 	return strings.ReplaceAll(printable.String(s), "\t", `\t`)
+}
+
+func masksAny(masks []policy.Mask, dir string) bool {
+	for _, m := range masks {
+		if m.Path != dir && policy.Within(m.Path, dir) {
+			return true
+		}
+	}
+	return false
 }
