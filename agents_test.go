@@ -119,7 +119,7 @@ func installAgents(t *testing.T) string {
 		unavailable("node is not installed")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	out, err := exec.CommandContext(ctx, npm, "ping").CombinedOutput()
+	out, err := exec.CommandContext(ctx, npm, "ping", "--fetch-retries=1", "--fetch-timeout=10000").CombinedOutput()
 	cancel()
 	if err != nil {
 		unavailable("the npm registry is unreachable: npm ping: %v: %s", err, lastLines(out, 5))
