@@ -79,7 +79,7 @@ func TestEnforceUnprivileged(t *testing.T) {
 }
 
 func params(t *testing.T, dir string, asUser bool) testscript.Params {
-	realKernel := strings.HasSuffix(dir, "enforce")
+	realKernel := strings.HasSuffix(dir, "enforce") || strings.HasSuffix(dir, "agents")
 	return testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: false,

@@ -27,6 +27,8 @@ import (
 
 const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   serve DIR                 servers (tcp, udp, unix, abstract) until DIR/stop
+  mockllm ADDR SCRIPT DIR   a scripted model API (chat completions, responses)
+                            on ADDR until DIR/stop (probe_llm_test.go)
   waitfile PATH             wait up to 10 s for PATH
   tcp|udp|abstract ADDR     say ping, expect pong (ADDR or a file holding it)
   unix PATH                 the same on a Unix stream socket
@@ -65,6 +67,8 @@ func probeMain() int {
 	switch cmd {
 	case "serve":
 		err = probeServe(one())
+	case "mockllm":
+		err = probeMockLLM(args)
 	case "waitfile":
 		err = probeWaitFile(one(), 10*time.Second)
 	case "tcp", "udp":
