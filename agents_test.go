@@ -31,15 +31,7 @@ var agentPackages = []struct{ pkg, version, bin string }{
 // spawns as a child, relative to the prefix.
 const codexNative = "lib/node_modules/@openai/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
 
-// agentTestsVar turns the agent tests on. They assert what issue 14
-// promises, and some cases fail until the agent table lands; once it has,
-// .ci/run sets this (or the gate goes).
-const agentTestsVar = "GROK_SANDBOX_AGENT_TESTS"
-
 func TestAgents(t *testing.T) {
-	if os.Getenv(agentTestsVar) != "1" {
-		t.Skipf("SKIPPED, not passed: the real-agent tests (testdata/agents) run only with %s=1", agentTestsVar)
-	}
 	if !bwrapWorks() {
 		t.Skip("bubblewrap cannot make a sandbox here")
 	}
