@@ -127,6 +127,11 @@ func agentStatePath(p *policy.Policy, env Dirs, a agents.Agent, s agents.State) 
 			a.Title, s.Path, orName(s.Env, "it"))
 	case inVirtualFS(s.Path):
 		return "", Refuse("%s state %s is inside a virtual file system", a.Title, s.Path)
+	case !policy.Within(s.Path, env.Home) && !policy.Within(s.Path, env.Workspace):
+		// A variable must not turn a system directory writable (say
+		// CODEX_HOME=/etc as root).
+		return "", Refuse("%s state %s is outside your home and the workspace, so it is not granted by itself; grant it with read_write in a custom profile if you mean it, and run with --agent none",
+			a.Title, s.Path)
 	}
 	canon, link, err := canonicalGrant(p, s.Path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
