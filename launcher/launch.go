@@ -509,11 +509,16 @@ func installRoot(path, home string) string {
 // resolved ("/usr/bin/env node" looks node up on path); "" for anything
 // else.
 func interpreterOf(script, path string) string {
-	f, err := os.Open(script)
+	// Never blocking, and only a regular file: a FIFO planted where the
+	// command resolves would otherwise hang the launch here.
+	f, err := os.OpenFile(script, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
 	buf := make([]byte, 256)
 	n, _ := io.ReadFull(f, buf)
 	line, _, _ := strings.Cut(string(buf[:n]), "\n")

@@ -58,12 +58,15 @@ type State struct {
 	File bool
 }
 
-// Protected is a configuration file of the agent.
+// Protected is a configuration file (or directory) of the agent.
 type Protected struct {
 	// Path is relative to the State entry at index In ("config.toml").
 	Path    string
 	In      int
 	Initial string
+	// Dir: a directory whose files the agent loads (Codex's rules/,
+	// opencode's plugin/): created empty when missing.
+	Dir bool
 }
 
 // Table is every agent grok-sandbox recognises, by name.
@@ -76,8 +79,11 @@ var Table = []Agent{
 			{Path: "~/.claude", Env: "CLAUDE_CONFIG_DIR"},
 			{Path: "~/.claude.json", File: true},
 		},
-		Protected: []Protected{{Path: "settings.json", In: 0, Initial: "{}\n"}},
-		Env:       map[string]string{"IS_SANDBOX": "1"},
+		Protected: []Protected{
+			{Path: "settings.json", In: 0, Initial: "{}\n"},
+			{Path: "plugins", In: 0, Dir: true},
+		},
+		Env: map[string]string{"IS_SANDBOX": "1"},
 	},
 	{
 		Name: "codex", Title: "Codex CLI", Package: "@openai/codex",
@@ -87,13 +93,21 @@ var Table = []Agent{
 			"../codex-linux-*/vendor/*/bin/codex",
 			"vendor/*/bin/codex",
 		},
-		State:     []State{{Path: "~/.codex", Env: "CODEX_HOME"}},
-		Protected: []Protected{{Path: "config.toml", In: 0, Initial: ""}},
+		State: []State{{Path: "~/.codex", Env: "CODEX_HOME"}},
+		Protected: []Protected{
+			{Path: "config.toml", In: 0, Initial: ""},
+			// Which commands run outside Codex's own sandbox unasked.
+			{Path: "rules", In: 0, Dir: true},
+			{Path: "plugins", In: 0, Dir: true},
+		},
 	},
 	{
 		Name: "gemini", Title: "Gemini CLI", Package: "@google/gemini-cli",
-		State:     []State{{Path: "~/.gemini"}},
-		Protected: []Protected{{Path: "settings.json", In: 0, Initial: "{}\n"}},
+		State: []State{{Path: "~/.gemini"}},
+		Protected: []Protected{
+			{Path: "settings.json", In: 0, Initial: "{}\n"},
+			{Path: "extensions", In: 0, Dir: true},
+		},
 	},
 	{
 		Name: "grok", Title: "grok-cli", Package: "@vibe-kit/grok-cli",
@@ -119,6 +133,9 @@ var Table = []Agent{
 			{Path: "opencode.json", In: 0, Initial: "{}\n"},
 			{Path: "opencode.jsonc", In: 0, Initial: "{}\n"},
 			{Path: "config.json", In: 0, Initial: "{}\n"},
+			// Plugins run inside opencode's own process.
+			{Path: "plugin", In: 0, Dir: true},
+			{Path: "plugins", In: 0, Dir: true},
 		},
 	},
 }
@@ -214,7 +231,7 @@ func (a Agent) ProtectedPaths(state []State) []Protected {
 	var out []Protected
 	for _, p := range a.Protected {
 		if p.In < len(state) {
-			out = append(out, Protected{Path: filepath.Join(state[p.In].Path, p.Path), In: p.In, Initial: p.Initial})
+			out = append(out, Protected{Path: filepath.Join(state[p.In].Path, p.Path), In: p.In, Initial: p.Initial, Dir: p.Dir})
 		}
 	}
 	return out

@@ -54,7 +54,7 @@ func TestStatePathsAndProtected(t *testing.T) {
 	if s[0].Path != "/data/codex" {
 		t.Fatalf("CODEX_HOME ignored: %+v", s)
 	}
-	if p := a.ProtectedPaths(s); len(p) != 1 || p[0].Path != "/data/codex/config.toml" {
+	if p := a.ProtectedPaths(s); len(p) != 3 || p[0].Path != "/data/codex/config.toml" || p[0].Dir || p[1].Path != "/data/codex/rules" || !p[1].Dir {
 		t.Fatalf("protected %+v", p)
 	}
 	env["CODEX_HOME"] = "relative"

@@ -78,8 +78,11 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 			a.State = append(a.State, t.path(path))
 		}
 		// The agent's own package (or native install), read-only where
-		// the profile hides it (a per-user npm prefix under strict).
-		if m.Root != "" && !p.Exposed(m.Root) {
+		// the profile hides it (a per-user npm prefix under strict) or
+		// would let it be written (Claude Code's ~/.claude/local, inside
+		// its own state): nothing it runs may replace the program that
+		// gets the network at the next launch.
+		if m.Root != "" && (!p.Exposed(m.Root) || p.AccessAt(m.Root) == policy.Write) {
 			root, link, err := canonicalGrant(p, m.Root)
 			if err == nil && link == "" {
 				p.Grants = append(p.Grants, policy.Grant{Path: t.path(root), Access: policy.Read,
@@ -127,10 +130,18 @@ func agentStatePath(p *policy.Policy, env Dirs, a agents.Agent, s agents.State) 
 			a.Title, s.Path, orName(s.Env, "it"))
 	case inVirtualFS(s.Path):
 		return "", Refuse("%s state %s is inside a virtual file system", a.Title, s.Path)
-	case !policy.Within(s.Path, env.Home) && !policy.Within(s.Path, env.Workspace):
+	case !policy.Within(s.Path, env.Home):
 		// A variable must not turn a system directory writable (say
 		// CODEX_HOME=/etc as root).
-		return "", Refuse("%s state %s is outside your home and the workspace, so it is not granted by itself; grant it with read_write in a custom profile if you mean it, and run with --agent none",
+		return "", Refuse("%s state %s is outside your home, so it is not granted by itself; grant it with read_write in a custom profile if you mean it, and run with --agent none",
+			a.Title, s.Path)
+	case policy.Within(s.Path, env.GrokHome) && s.Path != env.GrokHome:
+		return "", Refuse("%s state %s is inside GROK_HOME, whose files decide what later launches enforce; keep it elsewhere in your home",
+			a.Title, s.Path)
+	case policy.Within(s.Path, env.Workspace):
+		// Every run writes the workspace, agent or not: its protected
+		// files would be anyone's to change.
+		return "", Refuse("%s state %s is inside the workspace, which every sandboxed command writes, so its configuration could not be protected; keep it in your home",
 			a.Title, s.Path)
 	}
 	canon, link, err := canonicalGrant(p, s.Path)
@@ -240,35 +251,71 @@ func agentExecutable(path, home string) (string, error) {
 	return real, nil
 }
 
-// agentProtected protects the agent's configuration files (hooks,
-// permissions, MCP servers, sandbox and API settings), creating missing ones
-// with their neutral content so that their absence cannot be used either.
+// agentProtected protects the agent's configuration files and directories
+// (hooks, permissions, MCP servers, plugins, sandbox and API settings),
+// creating missing ones (files with their neutral content, directories
+// empty) so that their absence cannot be used either. So does it, in every
+// run, for the agents of the table whose configuration lies where this run
+// may write (grok-cli's settings are in GROK_HOME's default place): a
+// command that is no agent must not change them for the agent's next run.
 func (pr *protector) agentProtected(env Dirs) error {
-	a := pr.p.Agent
-	if a == nil || a.Name == "" {
-		return nil
+	type item struct {
+		f     agents.Protected
+		title string
 	}
-	ag, _ := agents.ByName(a.Name)
-	var state []agents.State
-	for _, s := range a.State {
-		state = append(state, agents.State{Path: s})
+	var items []item
+	if a := pr.p.Agent; a != nil && a.Name != "" {
+		ag, _ := agents.ByName(a.Name)
+		var state []agents.State
+		for _, s := range a.State {
+			state = append(state, agents.State{Path: s})
+		}
+		for _, f := range ag.ProtectedPaths(state) {
+			items = append(items, item{f, ag.Title})
+		}
 	}
-	for _, f := range ag.ProtectedPaths(state) {
+	for _, ag := range agents.Table {
+		if a := pr.p.Agent; a != nil && a.Name == ag.Name {
+			continue
+		}
+		state := ag.StatePaths(env.Home, func(string) string { return "" })
+		for _, f := range ag.ProtectedPaths(state) {
+			dir := filepath.Dir(f.Path)
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || pr.p.AccessAt(dir) != policy.Write {
+				continue
+			}
+			items = append(items, item{f, ag.Title})
+		}
+	}
+	for _, it := range items {
+		f := it.f
+		what := "file"
+		if f.Dir {
+			what = "directory"
+		}
 		fi, err := os.Lstat(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && env.dryRunList() != nil:
 			l := env.dryRunList()
-			*l = append(*l, f.Path)
+			name := f.Path
+			if f.Dir {
+				name += "/"
+			}
+			*l = append(*l, name)
 		case errors.Is(err, fs.ErrNotExist):
-			if err := createWith(f.Path, false, 0o600, []byte(f.Initial)); err != nil {
+			mode := fs.FileMode(0o600)
+			if f.Dir {
+				mode = 0o700
+			}
+			if err := createWith(f.Path, f.Dir, mode, []byte(f.Initial)); err != nil {
 				return Refuse("cannot create %s to protect it: %v", f.Path, err)
 			}
 		case err != nil:
 			return Refuse("agent protection: %v", err)
-		case !fi.Mode().IsRegular():
-			return Refuse("%s is not a regular file (a symlink or something else); protecting %s's configuration needs the real file there: replace it", f.Path, ag.Title)
+		case fi.Mode()&fs.ModeSymlink != 0 || (f.Dir && !fi.IsDir()) || (!f.Dir && !fi.Mode().IsRegular()):
+			return Refuse("%s is not a real %s (a symlink or something else); protecting %s's configuration needs the real %s there: replace it", f.Path, what, it.title, what)
 		}
-		pr.add(f.Path, ag.Title+" configuration: its hooks, permissions, MCP servers and sandbox settings for the next run")
+		pr.add(f.Path, it.title+" configuration: its hooks, permissions, MCP servers, plugins and sandbox settings for the next run")
 	}
 	return nil
 }

@@ -509,7 +509,9 @@ func readOnlyMount(path string) error {
 // inode, read from /proc/PID/exe, which the process cannot fake). Once
 // chosen, only it is allowed, while it lives and still executes that file;
 // a later process running the same program (a child of the agent, or a
-// second one the launcher starts) never is. It is held by a pidfd, so a
+// second one the launcher starts) never is, and none is once the command
+// itself executes the program (it exec'd into the agent: its children are
+// the agent's tools). It is held by a pidfd, so a
 // recycled pid is never taken for it.
 func allowNetwork(command int, agent *PathID) func(tid int) bool {
 	own := seccomp.AllowThreadGroup(command)
@@ -535,6 +537,12 @@ func allowNetwork(command int, agent *PathID) func(tid int) bool {
 			return false
 		}
 		if chosen == 0 {
+			// A launcher that became the program itself (exec, as
+			// Codex's does on newer Node) is the agent: every process it
+			// starts is a tool, whatever it runs.
+			if isAgent(command) {
+				return false
+			}
 			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
 				return false
 			}
