@@ -88,3 +88,18 @@ func withoutLines(s, mention string) string {
 	}
 	return b.String()
 }
+
+// [tool:NAME] skips for a missing tool outside CI and fails the run in CI.
+func TestSystemToolMissingFailsInCI(t *testing.T) {
+	t.Setenv("CI", "")
+	if ok, err := systemTool("grok-sandbox-no-such-tool"); ok || err != nil {
+		t.Errorf("outside CI: got %v, %v; want false, nil (skip)", ok, err)
+	}
+	t.Setenv("CI", "true")
+	if _, err := systemTool("grok-sandbox-no-such-tool"); err == nil {
+		t.Error("in CI: a missing tool does not fail the run")
+	}
+	if ok, err := systemTool("sh"); !ok || err != nil {
+		t.Errorf("sh: got %v, %v; want true, nil", ok, err)
+	}
+}
