@@ -161,6 +161,9 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				_, err := os.Lstat("/data")
 				return os.IsNotExist(err), nil
 			}
+			if name, ok := strings.CutPrefix(cond, "tool:"); ok {
+				return systemTool(name)
+			}
 			return false, errors.New("unknown condition " + cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -190,6 +193,19 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				ts.Check(os.WriteFile(filepath.Join(dir, "bwrap"), []byte(script), 0o755))
 				ts.Setenv("PATH", dir+string(filepath.ListSeparator)+ts.Getenv("PATH"))
 				ts.Setenv("GROK_SANDBOX_BWRAP", filepath.Join(dir, "bwrap"))
+			},
+			// systools makes PATH the test's own commands, then only the
+			// system directories (systemDirs): the toolchain recipes run
+			// the tools a distribution installs, which uid 65534 can run
+			// and strict exposes, never root's ~/.cargo/bin or pyenv shims.
+			"systools": func(ts *testscript.TestScript, neg bool, args []string) {
+				var keep []string
+				for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+					if _, err := os.Stat(filepath.Join(dir, "grok-sandbox")); err == nil {
+						keep = append(keep, dir)
+					}
+				}
+				ts.Setenv("PATH", strings.Join(append(keep, systemDirs...), string(filepath.ListSeparator)))
 			},
 			// sandbox is `grok-sandbox run` as the script's user.
 			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -411,6 +427,35 @@ func moveArchive(work, ws string) error {
 		}
 	}
 	return nil
+}
+
+// systemDirs are where the toolchain scripts take their tools from: where
+// Debian's packages (go through /usr/bin/go -> /usr/lib/go-N) and the
+// official Go archive (/usr/local/go) put them.
+var systemDirs = []string{"/usr/local/go/bin", "/usr/local/bin", "/usr/bin", "/bin"}
+
+// systemTool is the condition [tool:NAME]: NAME is installed in a system
+// directory (python3-venv: python3 there can make a virtualenv with pip).
+// Outside CI a missing tool skips the script; in CI (CI set) it fails the
+// run, since .ci/run installs every tool the scripts use and a skipped
+// script there would be a recipe left untested.
+func systemTool(name string) (bool, error) {
+	prog, check := name, []string(nil)
+	if name == "python3-venv" {
+		prog, check = "python3", []string{"-c", "import ensurepip, venv"}
+	}
+	found := false
+	for _, dir := range systemDirs {
+		path := filepath.Join(dir, prog)
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			found = check == nil || exec.Command(path, check...).Run() == nil
+			break
+		}
+	}
+	if !found && os.Getenv("CI") != "" {
+		return false, fmt.Errorf("CI: %s is not installed in %s; .ci/run must install it", name, strings.Join(systemDirs, ", "))
+	}
+	return found, nil
 }
 
 // bwrapWorks reports whether bubblewrap can make a sandbox here. In CI it

@@ -8,6 +8,7 @@ package main
 // process, terminal injection, and a pty driver.
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
 	"fmt"
@@ -47,7 +48,9 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
                             inside a sandbox: every layer grok-sandbox promises is
                             in force for this process (see probeLayers)
   pty [--size RxC] [--after TEXT --send STRING] [--intr-after TEXT] -- CMD...
-                            CMD on a new pty (default 40x120); STRING may hold \r`
+                            CMD on a new pty (default 40x120); STRING may hold \r
+  zip DIR OUT               a zip of DIR's files named relative to DIR (a Go module
+                            zip when DIR holds MODULE@VERSION/...)`
 
 func probeMain() int {
 	args := os.Args[1:]
@@ -159,6 +162,12 @@ func probeMain() int {
 		err = probeLayers(args)
 	case "pty":
 		return probePty(args)
+	case "zip":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeZip(args[0], args[1])
 	default:
 		fmt.Fprintln(os.Stderr, probeUsage)
 		return 2
@@ -659,4 +668,40 @@ func probeLayers(args []string) error {
 		return errors.New(strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// probeZip writes a zip of dir's regular files, each named by its path
+// relative to dir: the toolchain scripts' module proxy on disk, without
+// compiling a zip program first.
+func probeZip(dir, out string) error {
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	zw := zip.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(filepath.ToSlash(rel))
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	})
+	if err == nil {
+		err = zw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -760,7 +760,8 @@ func NotFound(name string, err error) int {
 // loop cannot flood it: at most one line per process name and syscall a
 // second, and at most maxViolations lines per run. The supervisor never
 // waits for the log: lines go to a queue that a writer drains, and a full
-// queue drops them.
+// queue drops them. A connect to a Unix socket path that does not exist in
+// the sandbox is refused without a line (see connectToMissingPath).
 type violations struct {
 	profile string
 	backend string
@@ -801,6 +802,9 @@ func (v *violations) flush() {
 
 func (v *violations) record(n seccomp.Notification) {
 	name := seccomp.SyscallName(v.arch, n.Nr)
+	if name == "connect" && connectToMissingPath(n.Pid, n.Args[1], n.Args[2]) {
+		return // refused all the same; nothing was there to reach
+	}
 	comm := "?"
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
 		comm = strings.TrimSpace(string(b))

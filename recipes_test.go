@@ -1,0 +1,105 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// TestReadmeRecipesAreTheTestedOnes keeps the README's toolchain recipes
+// and the scripts that run them from drifting apart: the section explain
+// points at ("Toolchain recipes") exists, and its sandbox.toml and
+// config.toml are the files every testdata/enforce/recipe_* script
+// installs (comments aside; the scripts without Go leave out the Go line,
+// as the README says to).
+func TestReadmeRecipesAreTheTestedOnes(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Toolchain recipes\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Toolchain recipes" section (explain's tool-cache line points there)`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllStringSubmatch(section, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("the Toolchain recipes section has %d toml blocks, want 2 (sandbox.toml, config.toml)", len(blocks))
+	}
+	want := map[string]string{"sandbox.toml": normTOML(blocks[0][1]), "config.toml": normTOML(blocks[1][1])}
+
+	scripts, err := filepath.Glob("testdata/enforce/recipe_*.txtar")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no recipe scripts: %v", err)
+	}
+	for _, script := range scripts {
+		a, err := txtar.ParseFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{}
+		for _, f := range a.Files {
+			files[f.Name] = normTOML(string(f.Data))
+		}
+		if _, ok := files["sandbox.toml"]; !ok {
+			continue // the recipe needs no custom profile (cargo)
+		}
+		for name, w := range want {
+			got, ok := files[name]
+			if !ok {
+				t.Errorf("%s: has sandbox.toml but no %s", script, name)
+				continue
+			}
+			if name == "sandbox.toml" && !strings.Contains(got, "~/go/pkg/mod") {
+				w = withoutLines(w, "~/go/pkg/mod")
+			}
+			if got != w {
+				t.Errorf("%s: %s differs from the README's:\n--- README\n%s--- script\n%s", script, name, w, got)
+			}
+		}
+	}
+}
+
+// normTOML drops comments, trailing blanks and blank lines.
+func normTOML(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(s, "\n") {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimRight(line, " \t")
+		if line != "" {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+func withoutLines(s, mention string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		if !strings.Contains(line, mention) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// [tool:NAME] skips for a missing tool outside CI and fails the run in CI.
+func TestSystemToolMissingFailsInCI(t *testing.T) {
+	t.Setenv("CI", "")
+	if ok, err := systemTool("grok-sandbox-no-such-tool"); ok || err != nil {
+		t.Errorf("outside CI: got %v, %v; want false, nil (skip)", ok, err)
+	}
+	t.Setenv("CI", "true")
+	if _, err := systemTool("grok-sandbox-no-such-tool"); err == nil {
+		t.Error("in CI: a missing tool does not fail the run")
+	}
+	if ok, err := systemTool("sh"); !ok || err != nil {
+		t.Errorf("sh: got %v, %v; want true, nil", ok, err)
+	}
+}
