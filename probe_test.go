@@ -35,6 +35,8 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   ptrace-parent | vmwrite-parent | pidfd-getfd-parent
   tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
   inet                      socket(AF_INET, SOCK_STREAM)
+  listen-tcp ADDR FILE      serve pong on TCP ADDR (port 0: any), its address written to FILE, until killed
+  roundtrips N              N loopback connect/accept/ping/pong round trips on 127.0.0.1; prints the time taken
   listen-abstract NAME      listen on the abstract Unix socket @NAME
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
   memwrite PID              open /proc/PID/mem for writing (never writes)
@@ -96,6 +98,19 @@ func probeMain() int {
 		if err = e; err == nil {
 			unix.Close(fd)
 		}
+	case "listen-tcp":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeListenTCP(args[0], args[1])
+	case "roundtrips":
+		if len(args) != 1 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		n, _ := strconv.Atoi(args[0])
+		err = probeRoundTrips(n)
 	case "listen-abstract":
 		var l net.Listener
 		if l, err = net.Listen("unix", "@"+one()); err == nil {
@@ -654,5 +669,74 @@ func probeLayers(args []string) error {
 	if len(bad) > 0 {
 		return errors.New(strings.Join(bad, "; "))
 	}
+	return nil
+}
+
+// probeListenTCP serves ping/pong on addr until killed, after writing its
+// address to file (through a rename, so a reader never sees half of it).
+func probeListenTCP(addr, file string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file+".tmp", []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(file+".tmp", file); err != nil {
+		return err
+	}
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64)
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			if n, err := c.Read(buf); err == nil && string(buf[:n]) == "ping\n" {
+				c.Write([]byte("pong\n"))
+			}
+		}()
+	}
+}
+
+// probeRoundTrips makes n connections to a listener of its own on
+// 127.0.0.1, each accepted, one byte each way, and prints the time taken.
+func probeRoundTrips(n int) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b := make([]byte, 1)
+			if _, err := c.Read(b); err == nil {
+				c.Write(b)
+			}
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			return err
+		}
+		b := []byte{1}
+		if _, err := c.Write(b); err != nil {
+			return err
+		}
+		if _, err := c.Read(b); err != nil {
+			return err
+		}
+		c.Close()
+	}
+	fmt.Printf("%d round trips in %v\n", n, time.Since(start))
 	return nil
 }

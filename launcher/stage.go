@@ -46,6 +46,13 @@ func commandNetwork(p *policy.Policy) seccomp.Network {
 	return seccomp.NetworkUnfiltered
 }
 
+// childLoopback is whether the command's children get a private loopback:
+// under restrict_network, not isolated (isolation's namespace is already
+// loopback only, for everyone).
+func childLoopback(p *policy.Policy) bool {
+	return commandNetwork(p) == seccomp.NetworkNotify
+}
+
 // buildProgram is the seccomp program of rules on the host's architecture.
 func buildProgram(r seccomp.Rules) ([]bpf.RawInstruction, error) {
 	arch, err := seccomp.HostArch()
@@ -91,6 +98,13 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	if len(p.Masks) > 0 || len(o.Staged) > 0 {
 		o.InitMasks = len(p.Masks) > 0
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
+		o.MapToRoot = uid != 0
+	}
+	// The children's private loopback: the init stage makes their network
+	// namespace (CAP_SYS_ADMIN) and brings its lo up (CAP_NET_ADMIN), then
+	// drops both (see sandboxinit's childnet_linux.go).
+	if childLoopback(p) {
+		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP", "CAP_NET_ADMIN"}
 		o.MapToRoot = uid != 0
 	}
 	return o
@@ -153,13 +167,14 @@ func stagedLayers(p *policy.Policy) map[string]bool {
 // initFor is the init stage's config for a bwrap launch of p.
 func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string) *sandboxinit.Config {
 	cfg := &sandboxinit.Config{
-		Profile: p.Profile,
-		Path:    path,
-		Args:    command,
-		Env:     env,
-		Dir:     o.Chdir,
-		Network: commandNetwork(p),
-		Check:   sandboxinit.LayerCheck{Filters: 1},
+		Profile:  p.Profile,
+		Path:     path,
+		Args:     command,
+		Env:      env,
+		Dir:      o.Chdir,
+		Network:  commandNetwork(p),
+		ChildNet: childLoopback(p),
+		Check:    sandboxinit.LayerCheck{Filters: 1},
 	}
 	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify {
 		cfg.Agent = &sandboxinit.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}

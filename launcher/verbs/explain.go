@@ -253,8 +253,8 @@ func inWords(p *policy.Policy) string {
 	switch n := networkWords(p); {
 	case p.Network.Isolate:
 		line += "; nothing has network"
-	case strings.HasPrefix(n["children"], "none"):
-		line += "; the command has network, what it starts has none"
+	case strings.HasPrefix(n["children"], "a private loopback"):
+		line += "; the command has network, what it starts only a private loopback"
 	default:
 		line += "; network for all"
 	}
@@ -438,7 +438,7 @@ func networkWords(p *policy.Policy) map[string]string {
 	case p.Network.RestrictChildren:
 		return map[string]string{
 			"command":  "unrestricted (it keeps its network, e.g. for its model API)",
-			"children": "none: no IP sockets, no connect() (so no host Unix or abstract socket), no io_uring; socketpair and pipes work",
+			"children": "a private loopback only: their IP sockets live in a network namespace of their own (they serve and reach each other on 127.0.0.1 and ::1), nothing of the host's (not its loopback services, no other address), no connect() to a Unix socket (so no host Unix or abstract socket), no io_uring; socketpair and pipes work",
 		}
 	}
 	return map[string]string{"command": "unrestricted", "children": "unrestricted"}
