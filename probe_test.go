@@ -11,7 +11,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -36,6 +38,7 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
   inet                      socket(AF_INET, SOCK_STREAM)
   listen-tcp ADDR FILE      serve pong on TCP ADDR (port 0: any), its address written to FILE, until killed
+  serve-http ADDR FILE      an HTTP server answering "hello from http" on ADDR, its address written to FILE, until killed
   roundtrips N              N loopback connect/accept/ping/pong round trips on 127.0.0.1; prints the time taken
   listen-abstract NAME      listen on the abstract Unix socket @NAME
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
@@ -104,6 +107,12 @@ func probeMain() int {
 			return 2
 		}
 		err = probeListenTCP(args[0], args[1])
+	case "serve-http":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeServeHTTP(args[0], args[1])
 	case "roundtrips":
 		if len(args) != 1 {
 			fmt.Fprintln(os.Stderr, probeUsage)
@@ -739,4 +748,22 @@ func probeRoundTrips(n int) error {
 	}
 	fmt.Printf("%d round trips in %v\n", n, time.Since(start))
 	return nil
+}
+
+// probeServeHTTP answers every request with "hello from http" until
+// killed, after writing its address to file.
+func probeServeHTTP(addr, file string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file+".tmp", []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(file+".tmp", file); err != nil {
+		return err
+	}
+	return http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello from http\n")
+	}))
 }

@@ -176,6 +176,9 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		ChildNet: childLoopback(p),
 		Check:    sandboxinit.LayerCheck{Filters: 1},
 	}
+	if cfg.ChildNet {
+		cfg.AllowHosts = p.Network.AllowHosts
+	}
 	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify {
 		cfg.Agent = &sandboxinit.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}
 	}

@@ -78,6 +78,9 @@ type Config struct {
 	// CAP_SYS_ADMIN and CAP_NET_ADMIN in the sandbox, which it drops
 	// before the command starts.
 	ChildNet bool `json:"child_loopback,omitempty"`
+	// AllowHosts are the endpoints the children reach through the init
+	// stage's proxy (with ChildNet only; see proxy_linux.go).
+	AllowHosts []policy.HostRule `json:"allow_hosts,omitempty"`
 	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
 	// Binds are the staged layers: bwrap bound each at its Stage, on the

@@ -640,6 +640,18 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		unix.SIGPIPE, unix.SIGALRM, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ,
 		unix.SIGSTKFLT, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)
 
+	var v *violations
+	if notify != nil {
+		v = newViolations(cfg.Profile, backend, events, arch)
+	}
+	if cnet != nil && len(cfg.AllowHosts) > 0 {
+		px, err := startProxy(cnet, cfg.AllowHosts, v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: allow_hosts: cannot start the proxy (%v); the processes the wrapped command starts reach no host\n", err)
+		} else {
+			env = px.Env(env)
+		}
+	}
 	type started struct {
 		cmd      *exec.Cmd
 		listener int
@@ -687,9 +699,7 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	pid := st.cmd.Process.Pid
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	var v *violations
 	if st.listener >= 0 {
-		v = newViolations(cfg.Profile, backend, events, arch)
 		go func() {
 			var child func(seccomp.Notification, seccomp.Reply) bool
 			if cnet != nil {
@@ -719,6 +729,8 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	}
 	if st.listener >= 0 {
 		unix.Close(st.listener)
+	}
+	if v != nil {
 		v.flush()
 	}
 	err = st.cmd.Wait()
@@ -836,7 +848,13 @@ func (v *violations) recordMsg(n seccomp.Notification, msg string) {
 		comm = strings.TrimSpace(string(b))
 	}
 	// Per destination too: one line a second for each thing tried.
-	key := comm + "/" + name + "/" + msg
+	v.log(comm, name+"/"+msg, msg)
+}
+
+// log queues one violation of program comm, at most one a second per
+// comm and key.
+func (v *violations) log(comm, key, msg string) {
+	key = comm + "/" + key
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	now := time.Now()

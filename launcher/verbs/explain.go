@@ -404,6 +404,7 @@ func explainDoc(plan *launcher.Plan) map[string]any {
 		"protected":        prot,
 		"pinned":           nonNil(p.Pinned),
 		"network":          networkWords(p),
+		"allow_hosts":      allowHosts(p),
 		"environment":      envNames(plan.Environ),
 		"warnings":         nonNil(plan.Warnings()),
 	}
@@ -435,6 +436,15 @@ func networkWords(p *policy.Policy) map[string]string {
 		return map[string]string{"command": "none (a private network namespace with only loopback, and no connect() to host Unix sockets)", "children": "none"}
 	case p.Network.RestrictChildren && p.Target == "darwin":
 		return map[string]string{"command": "unrestricted", "children": "unrestricted (restrict_network is a no-op on macOS)"}
+	case p.Network.RestrictChildren && len(p.Network.AllowHosts) > 0:
+		hosts := make([]string, len(p.Network.AllowHosts))
+		for i, h := range p.Network.AllowHosts {
+			hosts[i] = h.String()
+		}
+		return map[string]string{
+			"command":  "unrestricted (it keeps its network, e.g. for its model API; through the proxy variables it sees too)",
+			"children": "a private loopback, and through grok-sandbox's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case forms set for them) exactly: " + printable.String(strings.Join(hosts, ", ")) + " (a name without a port: 80 and 443; *.domain: not the bare domain); nothing else of the host's (not its loopback services, no other address), no connect() to a Unix socket, no io_uring; socketpair and pipes work",
+		}
 	case p.Network.RestrictChildren:
 		return map[string]string{
 			"command":  "unrestricted (it keeps its network, e.g. for its model API)",
@@ -560,4 +570,13 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// allowHosts are the allow_hosts entries in force, canonical.
+func allowHosts(p *policy.Policy) []string {
+	out := []string{}
+	for _, h := range p.Network.AllowHosts {
+		out = append(out, h.String())
+	}
+	return out
 }
