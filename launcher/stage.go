@@ -46,11 +46,33 @@ func commandNetwork(p *policy.Policy) seccomp.Network {
 	return seccomp.NetworkUnfiltered
 }
 
-// childLoopback is whether the command's children get a private loopback:
-// under restrict_network, not isolated (isolation's namespace is already
-// loopback only, for everyone).
+// bwrapNetwork is commandNetwork for a bwrap launch: isolation too goes
+// through the supervisor, which then exempts nobody and gives everyone,
+// the command included, the private loopback (bwrap's own namespace has
+// only a loopback that is down, and path-based Unix sockets reach the
+// host from any namespace, so they stay refused).
+func bwrapNetwork(p *policy.Policy) seccomp.Network {
+	if p.Network.Isolate {
+		return seccomp.NetworkNotify
+	}
+	return commandNetwork(p)
+}
+
+// bwrapBaseRules is baseRules for a bwrap launch: under isolation the
+// command's filter (bwrapNetwork) carries the network rule instead.
+func bwrapBaseRules(p *policy.Policy) seccomp.Rules {
+	r := baseRules(p)
+	if p.Network.Isolate {
+		r.Network = seccomp.NetworkUnfiltered
+	}
+	return r
+}
+
+// childLoopback is whether the command's children (and, isolated, the
+// command too) get a private loopback: a bwrap launch under
+// restrict_network or isolation.
 func childLoopback(p *policy.Policy) bool {
-	return commandNetwork(p) == seccomp.NetworkNotify
+	return bwrapNetwork(p) == seccomp.NetworkNotify
 }
 
 // buildProgram is the seccomp program of rules on the host's architecture.
@@ -172,14 +194,15 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		Args:     command,
 		Env:      env,
 		Dir:      o.Chdir,
-		Network:  commandNetwork(p),
+		Network:  bwrapNetwork(p),
 		ChildNet: childLoopback(p),
+		Isolated: p.Network.Isolate,
 		Check:    sandboxinit.LayerCheck{Filters: 1},
 	}
 	if cfg.ChildNet {
 		cfg.AllowHosts = p.Network.AllowHosts
 	}
-	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify {
+	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify && !cfg.Isolated {
 		cfg.Agent = &sandboxinit.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}
 	}
 	if o.InitMasks {

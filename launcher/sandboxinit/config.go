@@ -78,6 +78,9 @@ type Config struct {
 	// CAP_SYS_ADMIN and CAP_NET_ADMIN in the sandbox, which it drops
 	// before the command starts.
 	ChildNet bool `json:"child_loopback,omitempty"`
+	// Isolated: under the notifying rule nobody is exempt, the command
+	// included (isolate_network): everyone gets the private loopback only.
+	Isolated bool `json:"isolated,omitempty"`
 	// AllowHosts are the endpoints the children reach through the init
 	// stage's proxy (with ChildNet only; see proxy_linux.go).
 	AllowHosts []policy.HostRule `json:"allow_hosts,omitempty"`

@@ -705,7 +705,11 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 			if cnet != nil {
 				child = func(n seccomp.Notification, r seccomp.Reply) bool { return cnet.handle(n, r, v) }
 			}
-			done <- seccomp.SuperviseChildren(st.listener, stop, allowNetwork(pid, cfg.Agent), child, v.record)
+			allow := allowNetwork(pid, cfg.Agent)
+			if cfg.Isolated {
+				allow = func(int) bool { return false }
+			}
+			done <- seccomp.SuperviseChildren(st.listener, stop, allow, child, v.record)
 		}()
 	} else {
 		done <- nil

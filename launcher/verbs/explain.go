@@ -252,7 +252,7 @@ func inWords(p *policy.Policy) string {
 	line := fmt.Sprintf("%s: %s; writes %s", p.Profile, reads, kinds(policy.Write))
 	switch n := networkWords(p); {
 	case p.Network.Isolate:
-		line += "; nothing has network"
+		line += "; nothing has network but a private loopback"
 	case strings.HasPrefix(n["children"], "a private loopback"):
 		line += "; the command has network, what it starts only a private loopback"
 	default:
@@ -433,7 +433,7 @@ func networkWords(p *policy.Policy) map[string]string {
 	case p.Network.Isolate && p.Target == "darwin":
 		return map[string]string{"command": "none (Seatbelt denies all network operations)", "children": "none"}
 	case p.Network.Isolate:
-		return map[string]string{"command": "none (a private network namespace with only loopback, and no connect() to host Unix sockets)", "children": "none"}
+		return map[string]string{"command": "none of the host's: a private loopback only, shared with its children (IP sockets in a network namespace with only lo: 127.0.0.1 and ::1), no connect() to a Unix socket (so no host Unix or abstract socket)", "children": "the same private loopback, nothing else"}
 	case p.Network.RestrictChildren && p.Target == "darwin":
 		return map[string]string{"command": "unrestricted", "children": "unrestricted (restrict_network is a no-op on macOS)"}
 	case p.Network.RestrictChildren && len(p.Network.AllowHosts) > 0:
