@@ -168,12 +168,14 @@ func (p *proxy) serve(c int, any bool) {
 		for _, h := range strings.Split(headers, "\r\n") {
 			name, _, _ := strings.Cut(h, ":")
 			switch strings.ToLower(strings.TrimSpace(name)) {
-			case "", "connection", "proxy-connection", "proxy-authorization", "keep-alive":
+			case "", "host", "connection", "proxy-connection", "proxy-authorization", "keep-alive":
 				continue
 			}
 			b.WriteString(h + "\r\n")
 		}
-		b.WriteString("Connection: close\r\n\r\n")
+		// The Host is the URL's, which the allow-list checked: a client
+		// cannot name another site on the same address in its own.
+		b.WriteString("Host: " + hostport + "\r\nConnection: close\r\n\r\n")
 		forward = b.Bytes()
 	}
 	if !ok {
