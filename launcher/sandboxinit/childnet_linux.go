@@ -394,8 +394,18 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 		return true
 	}
 	// A blocking connect may take a while (a full backlog): answer from a
-	// goroutine, so the other children are served meanwhile.
+	// goroutine, so the other children are served meanwhile. A bounded
+	// number at once (each holds a thread of this process): beyond it the
+	// call fails with EAGAIN rather than let children exhaust pid 1.
+	select {
+	case connecting <- struct{}{}:
+	default:
+		unix.Close(sock)
+		_ = r.Return(0, unix.EAGAIN)
+		return true
+	}
 	go func() {
+		defer func() { <-connecting }()
 		defer unix.Close(sock)
 		err := rawSockaddrCall(unix.SYS_CONNECT, sock, addr)
 		_ = r.Return(0, errnoOf(err))
@@ -417,6 +427,9 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 	}()
 	return true
 }
+
+// connecting bounds the connects in flight.
+var connecting = make(chan struct{}, 256)
 
 // fetch copies the child's descriptor Args[0] into this process; -1 with
 // no error when the caller is gone.

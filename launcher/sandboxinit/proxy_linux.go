@@ -47,6 +47,7 @@ type proxy struct {
 	// takes an unlisted loopback destination to the children's own
 	// loopback instead of refusing it.
 	loopback bool
+	clients  chan struct{}
 }
 
 // startProxy opens both listeners and serves them until the process ends.
@@ -82,7 +83,7 @@ func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, er
 			return nil, err
 		}
 	}
-	p := &proxy{rules: rules, v: v, port: port, cnet: c}
+	p := &proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256)}
 	for _, r := range rules {
 		if isLoopback(r.Host) {
 			p.loopback = true
@@ -129,7 +130,18 @@ func (p *proxy) accept(l int, host bool) {
 			unix.Close(c)
 			continue
 		}
-		go p.serve(c, host)
+		// A bounded number of clients at once (each holds threads of
+		// pid 1 while it blocks): beyond it a client is closed at once.
+		select {
+		case p.clients <- struct{}{}:
+		default:
+			unix.Close(c)
+			continue
+		}
+		go func() {
+			defer func() { <-p.clients }()
+			p.serve(c, host)
+		}()
 	}
 }
 
