@@ -331,7 +331,7 @@ func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations
 // onSocket handles bind, connect, listen and sendto with an address.
 func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations) bool {
 	name := seccomp.SyscallName(c.arch, n.Nr)
-	sock, err := c.fetch(n)
+	sock, err := c.fetch(n, r)
 	if err != nil {
 		if err == unix.ENOSYS {
 			c.fail("cannot read children's sockets (pidfd_getfd, Linux 5.6)")
@@ -433,7 +433,7 @@ var connecting = make(chan struct{}, 256)
 
 // fetch copies the child's descriptor Args[0] into this process; -1 with
 // no error when the caller is gone.
-func (c *childNet) fetch(n seccomp.Notification) (int, error) {
+func (c *childNet) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
 	tgid, err := seccomp.Tgid(n.Pid)
 	if err != nil {
 		return -1, nil
@@ -443,6 +443,12 @@ func (c *childNet) fetch(n seccomp.Notification) (int, error) {
 		return -1, nil
 	}
 	defer unix.Close(pidfd)
+	// Still pending: the caller was alive after the pidfd was opened, so
+	// tgid was still its process (a pid is not reused while it lives) and
+	// the pidfd is that process's.
+	if !r.Valid() {
+		return -1, nil
+	}
 	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Args[0])), 0)
 	if err != nil {
 		if err == unix.ENOSYS {
