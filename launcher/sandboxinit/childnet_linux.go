@@ -317,11 +317,19 @@ func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations
 			return false
 		}
 		defer unix.Close(s)
-		if _, err := r.InstallFD(s, typ&unix.SOCK_CLOEXEC != 0); err != nil && err != unix.ENOENT {
+		_, err = r.InstallFD(s, typ&unix.SOCK_CLOEXEC != 0)
+		switch err {
+		case nil, unix.ENOENT, unix.ESRCH:
+			// Done, or the caller is gone.
+			return true
+		case unix.EINVAL, unix.ENOTTY, unix.EOPNOTSUPP, unix.ENOSYS:
 			c.fail(fmt.Sprintf("cannot give children sockets of their own (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14: %v)", err))
 			return false
+		case unix.EINPROGRESS, unix.EBUSY:
+			// The notification is no longer ours to answer.
+			return true
 		}
-		return true
+		return false
 	case "bind", "connect", "listen", "sendto":
 		return c.onSocket(n, r, v)
 	}

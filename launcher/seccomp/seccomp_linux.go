@@ -208,11 +208,27 @@ var (
 // EINVAL or ENOTTY where the kernel lacks the ioctl or the flag (the
 // notification is then still pending, to be answered otherwise), with
 // ENOENT when the caller is gone.
+//
+// The ioctl runs with every signal blocked on its thread: a signal that
+// interrupts it after the kernel marked the notification answered, but
+// before the caller took the descriptor, would make the kernel drop the
+// descriptor and the caller's syscall return 0, and the restarted ioctl
+// fail with EINPROGRESS.
 func (r Reply) InstallFD(fd int, cloexec bool) (int, error) {
 	a := seccompNotifAddfd{id: r.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
 	if cloexec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^all.Val[i]
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &all, &old); err != nil {
+		return -1, err
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	for {
 		n, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(r.listener), uintptr(unix.SECCOMP_IOCTL_NOTIF_ADDFD), uintptr(unsafe.Pointer(&a)))
 		if errno == unix.EINTR {
