@@ -12,7 +12,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,6 +40,9 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   ptrace-parent | vmwrite-parent | pidfd-getfd-parent
   tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
   inet                      socket(AF_INET, SOCK_STREAM)
+  listen-tcp ADDR FILE      serve pong on TCP ADDR (port 0: any), its address written to FILE, until killed
+  serve-http ADDR FILE      an HTTP server answering "hello from http" on ADDR, its address written to FILE, until killed
+  roundtrips N              N loopback connect/accept/ping/pong round trips on 127.0.0.1; prints the time taken
   listen-abstract NAME      listen on the abstract Unix socket @NAME
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
   memwrite PID              open /proc/PID/mem for writing (never writes)
@@ -103,6 +108,25 @@ func probeMain() int {
 		if err = e; err == nil {
 			unix.Close(fd)
 		}
+	case "listen-tcp":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeListenTCP(args[0], args[1])
+	case "serve-http":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeServeHTTP(args[0], args[1])
+	case "roundtrips":
+		if len(args) != 1 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		n, _ := strconv.Atoi(args[0])
+		err = probeRoundTrips(n)
 	case "listen-abstract":
 		var l net.Listener
 		if l, err = net.Listen("unix", "@"+one()); err == nil {
@@ -704,4 +728,91 @@ func probeZip(dir, out string) error {
 		err = cerr
 	}
 	return err
+}
+
+// probeListenTCP serves ping/pong on addr until killed, after writing its
+// address to file (through a rename, so a reader never sees half of it).
+func probeListenTCP(addr, file string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file+".tmp", []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(file+".tmp", file); err != nil {
+		return err
+	}
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64)
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			if n, err := c.Read(buf); err == nil && string(buf[:n]) == "ping\n" {
+				c.Write([]byte("pong\n"))
+			}
+		}()
+	}
+}
+
+// probeRoundTrips makes n connections to a listener of its own on
+// 127.0.0.1, each accepted, one byte each way, and prints the time taken.
+func probeRoundTrips(n int) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b := make([]byte, 1)
+			if _, err := c.Read(b); err == nil {
+				c.Write(b)
+			}
+			c.Close()
+		}
+	}()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			return err
+		}
+		b := []byte{1}
+		if _, err := c.Write(b); err != nil {
+			return err
+		}
+		if _, err := c.Read(b); err != nil {
+			return err
+		}
+		c.Close()
+	}
+	fmt.Printf("%d round trips in %v\n", n, time.Since(start))
+	return nil
+}
+
+// probeServeHTTP answers every request with "hello from http" until
+// killed, after writing its address to file.
+func probeServeHTTP(addr, file string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file+".tmp", []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(file+".tmp", file); err != nil {
+		return err
+	}
+	return http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello from http\n")
+	}))
 }

@@ -57,6 +57,16 @@ func runLandlock(plan *Plan, path string) error {
 		err := syscall.Exec(path, plan.Argv, plan.Environ.Env)
 		return &ExitError{Code: sandboxinit.NotFound(plan.Argv[0], err)}
 	}
+	// Without bwrap there is no sandbox user namespace in which to make the
+	// children's network namespace: they keep today's rule, no socket at
+	// all, and say so.
+	if plan.stderr != nil {
+		msg := "grok-sandbox: warning: the Landlock backend cannot give the processes the wrapped command starts a private loopback; they get no network at all"
+		if len(p.Network.AllowHosts) > 0 {
+			msg += ", and allow_hosts is not used"
+		}
+		fmt.Fprintln(plan.stderr, msg)
+	}
 	// The supervisor stays on the host, outside any namespace: nothing the
 	// command starts may open its memory.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {

@@ -230,7 +230,7 @@ func (plan *Plan) Render(command []string, path string) error {
 			return err
 		}
 		plan.InitShown = cfg.Shown()
-		prog, err := buildProgram(baseRules(p))
+		prog, err := buildProgram(bwrapBaseRules(p))
 		if err != nil {
 			return err
 		}

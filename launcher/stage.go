@@ -45,6 +45,35 @@ func commandNetwork(p *policy.Policy) seccomp.Network {
 	return seccomp.NetworkUnfiltered
 }
 
+// bwrapNetwork is commandNetwork for a bwrap launch: isolation too goes
+// through the supervisor, which then exempts nobody and gives everyone,
+// the command included, the private loopback (bwrap's own namespace has
+// only a loopback that is down, and path-based Unix sockets reach the
+// host from any namespace, so they stay refused).
+func bwrapNetwork(p *policy.Policy) seccomp.Network {
+	if p.Network.Isolate {
+		return seccomp.NetworkNotify
+	}
+	return commandNetwork(p)
+}
+
+// bwrapBaseRules is baseRules for a bwrap launch: under isolation the
+// command's filter (bwrapNetwork) carries the network rule instead.
+func bwrapBaseRules(p *policy.Policy) seccomp.Rules {
+	r := baseRules(p)
+	if p.Network.Isolate {
+		r.Network = seccomp.NetworkUnfiltered
+	}
+	return r
+}
+
+// childLoopback is whether the command's children (and, isolated, the
+// command too) get a private loopback: a bwrap launch under
+// restrict_network or isolation.
+func childLoopback(p *policy.Policy) bool {
+	return bwrapNetwork(p) == seccomp.NetworkNotify
+}
+
 // buildProgram is the seccomp program of rules on the host's architecture.
 func buildProgram(r seccomp.Rules) ([]bpf.RawInstruction, error) {
 	arch, err := seccomp.HostArch()
@@ -90,6 +119,13 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	if len(p.Masks) > 0 || len(o.Staged) > 0 {
 		o.InitMasks = len(p.Masks) > 0
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
+		o.MapToRoot = uid != 0
+	}
+	// The children's private loopback: the init stage makes their network
+	// namespace (CAP_SYS_ADMIN) and brings its lo up (CAP_NET_ADMIN), then
+	// drops both (see sandboxinit's childnet_linux.go).
+	if childLoopback(p) {
+		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP", "CAP_NET_ADMIN"}
 		o.MapToRoot = uid != 0
 	}
 	return o
@@ -151,15 +187,20 @@ func stagedLayers(p *policy.Policy) map[string]bool {
 // initFor is the init stage's config for a bwrap launch of p.
 func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string) *sandboxinit.Config {
 	cfg := &sandboxinit.Config{
-		Profile: p.Profile,
-		Path:    path,
-		Args:    command,
-		Env:     env,
-		Dir:     o.Chdir,
-		Network: commandNetwork(p),
-		Check:   sandboxinit.LayerCheck{Filters: 1},
+		Profile:  p.Profile,
+		Path:     path,
+		Args:     command,
+		Env:      env,
+		Dir:      o.Chdir,
+		Network:  bwrapNetwork(p),
+		ChildNet: childLoopback(p),
+		Isolated: p.Network.Isolate,
+		Check:    sandboxinit.LayerCheck{Filters: 1},
 	}
-	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify {
+	if cfg.ChildNet {
+		cfg.AllowHosts = p.Network.AllowHosts
+	}
+	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify && !cfg.Isolated {
 		cfg.Agent = &sandboxinit.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}
 	}
 	if o.InitMasks {

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/envpolicy"
+	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/printable"
 )
 
@@ -92,6 +94,9 @@ type CustomProfile struct {
 	ReadOnly        []string
 	ReadWrite       []string
 	Deny            []string
+	// AllowHosts are the allow_hosts entries as written (each checked by
+	// policy.ParseHostRule).
+	AllowHosts []string
 	// Agent names the agent the profile wraps ("" to recognise it from the
 	// command, "none" for no agent); AgentExecutable the program that is
 	// the real agent when the command is only its launcher.
@@ -132,7 +137,7 @@ func (c CustomProfile) same(o CustomProfile) bool {
 }
 
 func norm(c CustomProfile) CustomProfile {
-	for _, l := range []*[]string{&c.ReadOnly, &c.ReadWrite, &c.Deny} {
+	for _, l := range []*[]string{&c.ReadOnly, &c.ReadWrite, &c.Deny, &c.AllowHosts} {
 		if len(*l) == 0 {
 			*l = nil
 		}
@@ -485,6 +490,21 @@ func loadProfiles(file string) (map[string]CustomProfile, error) {
 					p.Agent = s
 				} else {
 					p.AgentExecutable = s
+				}
+			case "allow_hosts":
+				list, isList := v.([]any)
+				if !isList {
+					return nil, fail(kline, kk, "must be a list of strings, not %s", tomlType(v))
+				}
+				for i, x := range list {
+					s, isString := x.(string)
+					if !isString {
+						return nil, fail(lines.element(kk, i), kk, "entry %d must be a string, not %s", i+1, tomlType(x))
+					}
+					if _, msg := policy.ParseHostRule(s); msg != "" {
+						return nil, fail(lines.element(kk, i), kk, "entry %d (%s) %s", i+1, strconv.Quote(s), msg)
+					}
+					p.AllowHosts = append(p.AllowHosts, s)
 				}
 			case "read_only", "read_write", "deny":
 				list, isList := v.([]any)

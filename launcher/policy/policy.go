@@ -93,6 +93,9 @@ type Network struct {
 	RestrictChildren bool
 	// Isolate: nobody in the sandbox has network, the wrapped command included.
 	Isolate bool
+	// AllowHosts are the endpoints the children may reach (through the
+	// init stage's proxy) besides their private loopback.
+	AllowHosts []HostRule `json:",omitempty"`
 }
 
 // Policy is the resolved capability set of one run.

@@ -361,6 +361,20 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 		if custom.IsolateNetwork != nil && *custom.IsolateNetwork {
 			p.Network.Isolate = true
 		}
+		if len(custom.AllowHosts) > 0 {
+			if !p.Network.RestrictChildren {
+				return nil, &config.Error{File: custom.File, Line: custom.KeyLine("allow_hosts"), Key: "profiles." + custom.Name + ".allow_hosts",
+					Msg: "needs restrict_network = true (without it the children already reach every host); set it, or extend read-only or strict"}
+			}
+			for _, h := range custom.AllowHosts {
+				r, _ := policy.ParseHostRule(h)
+				p.Network.AllowHosts = append(p.Network.AllowHosts, r)
+			}
+			if p.Network.Isolate {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s:%d: profiles.%s.allow_hosts: is not used: the network is isolated, nobody reaches any host", custom.File, custom.KeyLine("allow_hosts"), custom.Name))
+				p.Network.AllowHosts = nil
+			}
+		}
 		if err := addEntries(p, t, custom, "read_only", custom.ReadOnly, policy.Read); err != nil {
 			return nil, err
 		}

@@ -41,6 +41,9 @@ const (
 	// FDEvents is the event log, opened before the sandbox starts, for the
 	// violations the supervisor records.
 	FDEvents = 13
+	// FDNetHelper is the init stage's end of its channel to the net
+	// helper (childnet_linux.go), kept across its re-exec.
+	FDNetHelper = 14
 )
 
 // Config is what the init stage reads from FDInit: the command and
@@ -69,6 +72,18 @@ type Config struct {
 	// itself starts that executes this very file (device and inode) gets
 	// the command's network, and no other process ever does.
 	Agent *PathID `json:"agent_program,omitempty"`
+	// ChildNet gives the command's children a private loopback under the
+	// notifying rule: their IP sockets are made in a network namespace of
+	// their own (see childnet_linux.go). The init stage then needs
+	// CAP_SYS_ADMIN and CAP_NET_ADMIN in the sandbox, which it drops
+	// before the command starts.
+	ChildNet bool `json:"child_loopback,omitempty"`
+	// Isolated: under the notifying rule nobody is exempt, the command
+	// included (isolate_network): everyone gets the private loopback only.
+	Isolated bool `json:"isolated,omitempty"`
+	// AllowHosts are the endpoints the children reach through the init
+	// stage's proxy (with ChildNet only; see proxy_linux.go).
+	AllowHosts []policy.HostRule `json:"allow_hosts,omitempty"`
 	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
 	// Binds are the staged layers: bwrap bound each at its Stage, on the

@@ -49,6 +49,9 @@ func Run(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail("cannot make the init stage non-dumpable: %v", err)
 	}
+	if len(args) == 1 && args[0] == netHelperArg {
+		return runNetHelper()
+	}
 	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
 		return fail("usage: %s FD PROFILE [--masked]", Command)
 	}
@@ -84,9 +87,20 @@ func Run(args []string) int {
 			return fail("%v; refusing to start the command", err)
 		}
 	}
-	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0) && !masked {
-		if err := mountMasks(cfg.Masks); err != nil {
-			return fail("%v", err)
+	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked {
+		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
+			if err := mountMasks(cfg.Masks); err != nil {
+				return fail("%v", err)
+			}
+		}
+		// The children's private network namespace is made here, while
+		// this process still holds the capabilities for it, by a thread
+		// that drops them and starts the net helper in it (see
+		// childnet_linux.go); the helper outlives the re-exec.
+		if cfg.ChildNet {
+			if err := startNetHelper(); err != nil {
+				fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
+			}
 		}
 		if err := dropCapabilities(); err != nil {
 			return fail("%v", err)
@@ -603,10 +617,19 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		return ExitRefused
 	}
 	var notify []bpf.RawInstruction
+	var cnet *childNet
 	if cfg.Network == seccomp.NetworkNotify {
 		if notify, err = seccomp.Build(seccomp.Rules{Network: seccomp.NetworkNotify}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return ExitRefused
+		}
+		if cfg.ChildNet {
+			// No helper on its descriptor: startNetHelper has warned.
+			if _, err := unix.FcntlInt(uintptr(FDNetHelper), unix.F_GETFD, 0); err == nil {
+				if cnet, err = openChildNet(arch); err != nil {
+					fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
+				}
+			}
 		}
 	}
 	// Signals a user sends to the sandbox reach this process; pass the
@@ -625,6 +648,18 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		unix.SIGPIPE, unix.SIGALRM, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ,
 		unix.SIGSTKFLT, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)
 
+	var v *violations
+	if notify != nil {
+		v = newViolations(cfg.Profile, backend, events, arch)
+	}
+	if cnet != nil && len(cfg.AllowHosts) > 0 {
+		px, err := startProxy(cnet, cfg.AllowHosts, v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: allow_hosts: cannot start the proxy (%v); the processes the wrapped command starts reach no host\n", err)
+		} else {
+			env = px.Env(env)
+		}
+	}
 	type started struct {
 		cmd      *exec.Cmd
 		listener int
@@ -672,11 +707,17 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	pid := st.cmd.Process.Pid
 	stop := make(chan struct{})
 	done := make(chan error, 1)
-	var v *violations
 	if st.listener >= 0 {
-		v = newViolations(cfg.Profile, backend, events, arch)
 		go func() {
-			done <- seccomp.SuperviseUntil(st.listener, stop, allowNetwork(pid, cfg.Agent), v.record)
+			var child func(seccomp.Notification, seccomp.Reply) bool
+			if cnet != nil {
+				child = func(n seccomp.Notification, r seccomp.Reply) bool { return cnet.handle(n, r, v) }
+			}
+			allow := allowNetwork(pid, cfg.Agent)
+			if cfg.Isolated {
+				allow = func(int) bool { return false }
+			}
+			done <- seccomp.SuperviseChildren(st.listener, stop, allow, child, v.record)
 		}()
 	} else {
 		done <- nil
@@ -700,6 +741,8 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	}
 	if st.listener >= 0 {
 		unix.Close(st.listener)
+	}
+	if v != nil {
 		v.flush()
 	}
 	err = st.cmd.Wait()
@@ -757,8 +800,9 @@ func NotFound(name string, err error) int {
 }
 
 // violations logs blocked attempts to the event log, rate-limited so that a
-// loop cannot flood it: at most one line per process name and syscall a
-// second, and at most maxViolations lines per run. The supervisor never
+// loop cannot flood it: at most one line per process name, syscall and
+// message (which names the destination) a second, and at most
+// maxViolations lines per run. The supervisor never
 // waits for the log: lines go to a queue that a writer drains, and a full
 // queue drops them. A connect to a Unix socket path that does not exist in
 // the sandbox is refused without a line (see connectToMissingPath).
@@ -805,11 +849,28 @@ func (v *violations) record(n seccomp.Notification) {
 	if name == "connect" && connectToMissingPath(n.Pid, n.Args[1], n.Args[2]) {
 		return // refused all the same; nothing was there to reach
 	}
+	what := name
+	if name == "socket" || name == "socketpair" {
+		what = fmt.Sprintf("%s(family %d, type %d)", name, n.Args[0], n.Args[1]&0xf)
+	}
+	v.recordMsg(n, fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what))
+}
+
+// recordMsg logs msg about n's caller, rate-limited like record.
+func (v *violations) recordMsg(n seccomp.Notification, msg string) {
+	name := seccomp.SyscallName(v.arch, n.Nr)
 	comm := "?"
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
 		comm = strings.TrimSpace(string(b))
 	}
-	key := comm + "/" + name
+	// Per destination too: one line a second for each thing tried.
+	v.log(comm, name+"/"+msg, msg)
+}
+
+// log queues one violation of program comm, at most one a second per
+// comm and key.
+func (v *violations) log(comm, key, msg string) {
+	key = comm + "/" + key
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	now := time.Now()
@@ -818,17 +879,13 @@ func (v *violations) record(n seccomp.Notification) {
 	}
 	v.last[key] = now
 	v.logged++
-	what := name
-	if name == "socket" || name == "socketpair" {
-		what = fmt.Sprintf("%s(family %d, type %d)", name, n.Args[0], n.Args[1]&0xf)
-	}
 	ev := eventlog.Event{
 		Time:    eventlog.Now(),
 		Event:   "violation",
 		Profile: v.profile,
 		Backend: v.backend,
 		Command: comm,
-		Message: fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what),
+		Message: msg,
 	}
 	select {
 	case v.queue <- ev:

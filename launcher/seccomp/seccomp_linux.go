@@ -153,6 +153,112 @@ func AllowThreadGroup(pid int) func(tid int) bool {
 // others are passed to denied (if not nil), while the caller is still
 // blocked and its /proc entries can be read, and then fail with EACCES. The caller keeps ownership of listener.
 func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool, denied func(n Notification)) error {
+	return SuperviseChildren(listener, stop, allow, nil, denied)
+}
+
+// Reply answers one notification. Every method may be called from any
+// goroutine, once per notification (InstallFD answers it too).
+type Reply struct {
+	listener int
+	id       uint64
+}
+
+// Valid reports whether the notification is still pending: its caller is
+// still blocked in the syscall, so its pid (and what was read of it since
+// the notification arrived) still belongs to it.
+func (r Reply) Valid() bool {
+	id := r.id
+	return ioctlPtr(r.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+}
+
+// Return makes the syscall return val, or fail with errno when errno is
+// not 0. A caller gone meanwhile is not an error.
+func (r Reply) Return(val int64, errno unix.Errno) error {
+	resp := seccompNotifResp{id: r.id, val: val}
+	if errno != 0 {
+		resp.val, resp.error = 0, -int32(errno)
+	}
+	return send(r.listener, &resp)
+}
+
+// Continue lets the syscall run as the caller made it. Only for decisions
+// that no later change of the caller's memory or descriptors can subvert.
+func (r Reply) Continue() error {
+	return send(r.listener, &seccompNotifResp{id: r.id, flags: userNotifFlagContinue})
+}
+
+// struct seccomp_notif_addfd (24 bytes).
+type seccompNotifAddfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+var (
+	_ [24 - unsafe.Sizeof(seccompNotifAddfd{})]byte
+	_ [unsafe.Sizeof(seccompNotifAddfd{}) - 24]byte
+)
+
+// InstallFD installs a copy of fd, this process's descriptor, in the
+// caller and makes the syscall return its number, atomically
+// (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14):
+// the caller's socket() returns a socket this process made. It fails with
+// EINVAL or ENOTTY where the kernel lacks the ioctl or the flag (the
+// notification is then still pending, to be answered otherwise), with
+// ENOENT when the caller is gone.
+//
+// The ioctl runs with every signal blocked on its thread: a signal that
+// interrupts it after the kernel marked the notification answered, but
+// before the caller took the descriptor, would make the kernel drop the
+// descriptor and the caller's syscall return 0, and the restarted ioctl
+// fail with EINPROGRESS.
+func (r Reply) InstallFD(fd int, cloexec bool) (int, error) {
+	a := seccompNotifAddfd{id: r.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(fd)}
+	if cloexec {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^all.Val[i]
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &all, &old); err != nil {
+		return -1, err
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	for {
+		n, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(r.listener), uintptr(unix.SECCOMP_IOCTL_NOTIF_ADDFD), uintptr(unsafe.Pointer(&a)))
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return -1, errno
+		}
+		return int(n), nil
+	}
+}
+
+func send(listener int, resp *seccompNotifResp) error {
+	for {
+		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			return nil // ENOENT: the caller died or was interrupted meanwhile
+		}
+		if err != unix.EINTR {
+			return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_SEND: %w", err)
+		}
+	}
+}
+
+// SuperviseChildren is SuperviseUntil where a notification that allow
+// refuses goes first to child (when not nil), which may answer it itself
+// through r, now or later from another goroutine, and then returns true;
+// when it returns false the call is refused (denied, then EACCES) as
+// SuperviseUntil does.
+func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification)) error {
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	if stop != nil {
 		var p [2]int
@@ -197,7 +303,7 @@ func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool
 		}
 		// POLLIN: a notification is pending, so RECV does not block (it
 		// may fail with ENOENT if the caller went away meanwhile).
-		if err := handleOne(listener, allow, denied); err != nil {
+		if err := handleOne(listener, allow, child, denied); err != nil {
 			return err
 		}
 	}
@@ -211,7 +317,7 @@ func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
 	return nil
 }
 
-func handleOne(listener int, allow func(int) bool, denied func(Notification)) error {
+func handleOne(listener int, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification)) error {
 	var req seccompNotif // must be zeroed for NOTIF_RECV
 	for {
 		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
@@ -239,6 +345,9 @@ func handleOne(listener int, allow func(int) bool, denied func(Notification)) er
 		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_ID_VALID: %w", err)
 	}
 
+	if !ok && n.Pid > 0 && child != nil && child(n, Reply{listener: listener, id: n.ID}) {
+		return nil
+	}
 	resp := seccompNotifResp{id: n.ID}
 	if ok {
 		resp.flags = userNotifFlagContinue
@@ -250,15 +359,5 @@ func handleOne(listener int, allow func(int) bool, denied func(Notification)) er
 			denied(n)
 		}
 	}
-	for {
-		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
-		if err == nil || errors.Is(err, unix.ENOENT) {
-			break // ENOENT: the caller died or was interrupted meanwhile
-		}
-		if err == unix.EINTR {
-			continue
-		}
-		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_SEND: %w", err)
-	}
-	return nil
+	return send(listener, &resp)
 }

@@ -252,9 +252,9 @@ func inWords(p *policy.Policy) string {
 	line := fmt.Sprintf("%s: %s; writes %s", p.Profile, reads, kinds(policy.Write))
 	switch n := networkWords(p); {
 	case p.Network.Isolate:
-		line += "; nothing has network"
-	case strings.HasPrefix(n["children"], "none"):
-		line += "; the command has network, what it starts has none"
+		line += "; nothing has network but a private loopback"
+	case strings.HasPrefix(n["children"], "a private loopback"):
+		line += "; the command has network, what it starts only a private loopback"
 	default:
 		line += "; network for all"
 	}
@@ -404,6 +404,7 @@ func explainDoc(plan *launcher.Plan) map[string]any {
 		"protected":        prot,
 		"pinned":           nonNil(p.Pinned),
 		"network":          networkWords(p),
+		"allow_hosts":      allowHosts(p),
 		"environment":      envNames(plan.Environ),
 		"warnings":         nonNil(plan.Warnings()),
 	}
@@ -432,13 +433,22 @@ func networkWords(p *policy.Policy) map[string]string {
 	case p.Network.Isolate && p.Target == "darwin":
 		return map[string]string{"command": "none (Seatbelt denies all network operations)", "children": "none"}
 	case p.Network.Isolate:
-		return map[string]string{"command": "none (a private network namespace with only loopback, and no connect() to host Unix sockets)", "children": "none"}
+		return map[string]string{"command": "none of the host's: a private loopback only, shared with its children (IP sockets in a network namespace with only lo: 127.0.0.1 and ::1), no connect() to a Unix socket (so no host Unix or abstract socket)", "children": "the same private loopback, nothing else"}
 	case p.Network.RestrictChildren && p.Target == "darwin":
 		return map[string]string{"command": "unrestricted", "children": "unrestricted (restrict_network is a no-op on macOS)"}
+	case p.Network.RestrictChildren && len(p.Network.AllowHosts) > 0:
+		hosts := make([]string, len(p.Network.AllowHosts))
+		for i, h := range p.Network.AllowHosts {
+			hosts[i] = h.String()
+		}
+		return map[string]string{
+			"command":  "unrestricted (it keeps its network, e.g. for its model API; through the proxy variables it sees too)",
+			"children": "a private loopback, and through grok-sandbox's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case forms set for them) exactly: " + printable.String(strings.Join(hosts, ", ")) + " (a name without a port: 80 and 443; *.domain: not the bare domain); nothing else of the host's (not its loopback services, no other address), no connect() to a Unix socket, no io_uring; socketpair and pipes work",
+		}
 	case p.Network.RestrictChildren:
 		return map[string]string{
 			"command":  "unrestricted (it keeps its network, e.g. for its model API)",
-			"children": "none: no IP sockets, no connect() (so no host Unix or abstract socket), no io_uring; socketpair and pipes work",
+			"children": "a private loopback only: their IP sockets live in a network namespace of their own (they serve and reach each other on 127.0.0.1 and ::1), nothing of the host's (not its loopback services, no other address), no connect() to a Unix socket (so no host Unix or abstract socket), no io_uring; socketpair and pipes work",
 		}
 	}
 	return map[string]string{"command": "unrestricted", "children": "unrestricted"}
@@ -560,4 +570,13 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// allowHosts are the allow_hosts entries in force, canonical.
+func allowHosts(p *policy.Policy) []string {
+	out := []string{}
+	for _, h := range p.Network.AllowHosts {
+		out = append(out, h.String())
+	}
+	return out
 }

@@ -1,0 +1,608 @@
+package sandboxinit
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/seccomp"
+)
+
+// The children's private loopback (restrict_network, not isolated).
+//
+// The command keeps the host's network; every process it starts gets its
+// IP sockets from a network namespace of their own that has only a
+// loopback interface, so they can serve and reach each other on 127.0.0.1
+// and ::1 and nothing else. How:
+//
+//   - Before the init stage drops its capabilities, a thread of it
+//     unshares a network namespace, brings lo up, drops that thread's
+//     capabilities and, from that thread, starts the net helper (this
+//     binary again, "__sandbox-init --net-helper"): a process wholly in the
+//     private namespace, with no capability, non-dumpable, whose only job
+//     is to make sockets on request over a seqpacket pair and pass them
+//     back (SCM_RIGHTS). A process, not a thread: the init stage execs
+//     itself again after masking (which would end a thread), and a Go
+//     process cannot drop a capability on every one of its threads
+//     (AllThreadsSyscall refuses a binary with cgo).
+//   - A child's socket(AF_INET or AF_INET6, or AF_NETLINK with
+//     NETLINK_ROUTE) reaches the supervisor (the child filter notifies
+//     it); the supervisor gets the same socket from the helper and installs
+//     it in the child as socket()'s result (SECCOMP_IOCTL_NOTIF_ADDFD with
+//     SECCOMP_ADDFD_FLAG_SEND, Linux 5.14).
+//   - A child's bind, connect and listen reach the supervisor too. It takes
+//     the child's descriptor (pidfd_getfd), checks that it is a socket of
+//     the private namespace (SO_NETNS_COOKIE) of an IP or netlink family,
+//     copies the address out of the child's memory, and makes the call
+//     itself, on that very socket with that copy: a child that swaps the
+//     descriptor or rewrites the address meanwhile changes nothing. Any
+//     other socket (a Unix one: a path reaches host sockets from any
+//     namespace; one the command handed down) is refused, as before.
+//     sendto with an address continues for private sockets only (an
+//     address is ignored or refused on Unix stream sockets, and children
+//     get no Unix datagram socket).
+//   - A connect to anything but loopback is refused (EACCES) and logged; a
+//     refused connection on loopback (nothing listens there inside) is
+//     logged too, since that is what reaching for a host service looks
+//     like. Both name the destination.
+//
+// Where any of it is missing (no helper, no ADDFD flag, no pidfd_getfd,
+// no SO_NETNS_COOKIE) children get no socket at all, as before, with a
+// warning: never more.
+
+// netHelperArg is the init stage's argument that runs the net helper.
+const netHelperArg = "--net-helper"
+
+// Families children may have private sockets of.
+func childFamily(domain, proto int) bool {
+	switch domain {
+	case unix.AF_INET, unix.AF_INET6:
+		return true
+	case unix.AF_NETLINK:
+		return proto == unix.NETLINK_ROUTE
+	}
+	return false
+}
+
+// startNetHelper makes the private namespace and starts the helper in it,
+// leaving the supervisor's end of their socket pair on FDNetHelper (not
+// close-on-exec: it must survive the re-exec). It needs CAP_SYS_ADMIN
+// (unshare) and CAP_NET_ADMIN (lo up) on the calling process's threads;
+// the thread that uses them drops every capability before the helper
+// starts, and then ends.
+func startNetHelper() error {
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socketpair: %v", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: the goroutine ends locked, and its thread, still
+		// in the private namespace, ends with it.
+		runtime.LockOSThread()
+		errc <- func() error {
+			defer unix.Close(sp[1])
+			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+				return fmt.Errorf("unshare(CLONE_NEWNET): %v", err)
+			}
+			if err := loopbackUp(); err != nil {
+				return err
+			}
+			if err := dropCapabilities(); err != nil {
+				return err
+			}
+			f := os.NewFile(uintptr(sp[1]), "net-helper")
+			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, netHelperArg},
+				Env: []string{}, Stderr: os.Stderr, ExtraFiles: []*os.File{f}}
+			err := cmd.Start()
+			runtime.KeepAlive(f)
+			return err
+		}()
+	}()
+	if err := <-errc; err != nil {
+		unix.Close(sp[0])
+		return err
+	}
+	_ = unix.Close(FDNetHelper)
+	if err := unix.Dup3(sp[0], FDNetHelper, 0); err != nil {
+		unix.Close(sp[0])
+		return fmt.Errorf("dup3: %v", err)
+	}
+	unix.Close(sp[0])
+	return nil
+}
+
+// loopbackUp sets IFF_UP on lo in the calling thread's network namespace.
+func loopbackUp() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %v", err)
+	}
+	defer unix.Close(s)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("reading lo's flags: %v", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bringing lo up: %v", err)
+	}
+	return nil
+}
+
+// runNetHelper is the helper: it makes each socket asked for on fd 3 (a
+// request is three little-endian int32s: domain, type, protocol) and sends
+// it back with a 4-byte errno (0: the socket rides along).
+func runNetHelper() int {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: net helper: %v\n", err)
+		return ExitRefused
+	}
+	if err := VerifyThread(1, true); err != nil {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: net helper: %v\n", err)
+		return ExitRefused
+	}
+	const fd = 3
+	unix.CloseOnExec(fd)
+	// What the init stage held without close-on-exec (its config, the
+	// event log, its executable) is nothing of the helper's.
+	for _, d := range []int{FDSeccomp, FDInit, FDSelf, FDEvents, FDNetHelper} {
+		unix.Close(d)
+	}
+	for {
+		var req [12]byte
+		n, err := unix.Read(fd, req[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return 0
+		}
+		var reply [4]byte
+		var oob []byte
+		s := -1
+		domain := int(int32(binary.LittleEndian.Uint32(req[0:])))
+		typ := int(int32(binary.LittleEndian.Uint32(req[4:])))
+		proto := int(int32(binary.LittleEndian.Uint32(req[8:])))
+		if n != len(req) || !childFamily(domain, proto) {
+			binary.LittleEndian.PutUint32(reply[:], uint32(unix.EACCES))
+		} else if s, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto); err != nil {
+			errno, _ := err.(unix.Errno)
+			if errno == 0 {
+				errno = unix.EACCES
+			}
+			binary.LittleEndian.PutUint32(reply[:], uint32(errno))
+		} else {
+			oob = unix.UnixRights(s)
+		}
+		err = unix.Sendmsg(fd, reply[:], oob, nil, 0)
+		if s >= 0 {
+			unix.Close(s)
+		}
+		if err != nil {
+			return 0
+		}
+	}
+}
+
+// childNet is the supervisor's side: the helper's channel and the private
+// namespace's cookie.
+type childNet struct {
+	mu     sync.Mutex
+	fd     int
+	cookie uint64
+	arch   seccomp.Arch
+	warn   sync.Once
+	broken bool
+}
+
+// openChildNet checks the helper left on FDNetHelper: it answers, and its
+// sockets are of a namespace other than this process's.
+func openChildNet(arch seccomp.Arch) (*childNet, error) {
+	if _, err := unix.FcntlInt(uintptr(FDNetHelper), unix.F_GETFD, 0); err != nil {
+		return nil, errors.New("the net helper did not start")
+	}
+	unix.CloseOnExec(FDNetHelper)
+	c := &childNet{fd: FDNetHelper, arch: arch}
+	s, err := c.socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the net helper: %v", err)
+	}
+	defer unix.Close(s)
+	if c.cookie, err = netnsCookie(s); err != nil {
+		return nil, fmt.Errorf("SO_NETNS_COOKIE: %v", err)
+	}
+	own, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(own)
+	if host, err := netnsCookie(own); err != nil || host == c.cookie {
+		return nil, errors.New("the net helper's sockets are not in a namespace of their own")
+	}
+	return c, nil
+}
+
+func netnsCookie(fd int) (uint64, error) {
+	var v uint64
+	l := uint32(unsafe.Sizeof(v))
+	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_NETNS_COOKIE, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&l)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return v, nil
+}
+
+// socket asks the helper for a socket. An unix.Errno is the socket call's
+// own failure; any other error means the helper is gone.
+func (c *childNet) socket(domain, typ, proto int) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var req [12]byte
+	binary.LittleEndian.PutUint32(req[0:], uint32(int32(domain)))
+	binary.LittleEndian.PutUint32(req[4:], uint32(int32(typ)))
+	binary.LittleEndian.PutUint32(req[8:], uint32(int32(proto)))
+	if _, err := unix.Write(c.fd, req[:]); err != nil {
+		return -1, fmt.Errorf("net helper: %v", err)
+	}
+	var reply [4]byte
+	oob := make([]byte, unix.CmsgSpace(4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(c.fd, reply[:], oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != len(reply) {
+			return -1, fmt.Errorf("net helper: no answer (%v)", err)
+		}
+		if errno := binary.LittleEndian.Uint32(reply[:]); errno != 0 {
+			return -1, unix.Errno(errno)
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return -1, errors.New("net helper: no socket in the answer")
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			for _, fd := range fds {
+				unix.Close(fd)
+			}
+			return -1, errors.New("net helper: no socket in the answer")
+		}
+		return fds[0], nil
+	}
+}
+
+// fail turns the private loopback off for good, with a warning: children
+// get no socket from now on.
+func (c *childNet) fail(why string) {
+	c.warn.Do(func() {
+		c.broken = true
+		fmt.Fprintf(os.Stderr, "grok-sandbox: warning: %s; processes started by the wrapped command now get no network at all\n", why)
+	})
+}
+
+// handle answers a child's network call (see the comment at the top);
+// false leaves it to be refused.
+func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations) bool {
+	if c.broken {
+		return false
+	}
+	switch seccomp.SyscallName(c.arch, n.Nr) {
+	case "socket":
+		domain, typ, proto := int(int32(n.Args[0])), int(int32(n.Args[1])), int(int32(n.Args[2]))
+		if !childFamily(domain, proto) {
+			return false
+		}
+		s, err := c.socket(domain, typ&^unix.SOCK_CLOEXEC, proto)
+		var errno unix.Errno
+		if errors.As(err, &errno) {
+			_ = r.Return(0, errno)
+			return true
+		}
+		if err != nil {
+			c.fail(err.Error())
+			return false
+		}
+		defer unix.Close(s)
+		_, err = r.InstallFD(s, typ&unix.SOCK_CLOEXEC != 0)
+		switch err {
+		case nil, unix.ENOENT, unix.ESRCH:
+			// Done, or the caller is gone.
+			return true
+		case unix.EINVAL, unix.ENOTTY, unix.EOPNOTSUPP, unix.ENOSYS:
+			c.fail(fmt.Sprintf("cannot give children sockets of their own (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14: %v)", err))
+			return false
+		case unix.EINPROGRESS, unix.EBUSY:
+			// The notification is no longer ours to answer.
+			return true
+		}
+		return false
+	case "bind", "connect", "listen", "sendto":
+		return c.onSocket(n, r, v)
+	}
+	return false
+}
+
+// onSocket handles bind, connect, listen and sendto with an address.
+func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations) bool {
+	name := seccomp.SyscallName(c.arch, n.Nr)
+	sock, err := c.fetch(n, r)
+	if err != nil {
+		if err == unix.ENOSYS {
+			c.fail("cannot read children's sockets (pidfd_getfd, Linux 5.6)")
+		}
+		v.recordMsg(n, fmt.Sprintf("blocked %s%s: processes started by the wrapped command reach only their private loopback", name, c.destination(n)))
+		_ = r.Return(0, unix.EACCES)
+		return true
+	}
+	if sock < 0 {
+		return true // the caller is gone
+	}
+	private, _ := c.private(sock)
+	if !private {
+		unix.Close(sock)
+		// A connect to a socket path that does not exist (glibc's nscd
+		// probe on every user lookup) is refused all the same, unlogged:
+		// nothing was there to reach.
+		if !(name == "connect" && connectToMissingPath(n.Pid, n.Args[1], n.Args[2])) {
+			msg := fmt.Sprintf("blocked %s%s: processes started by the wrapped command have no network but their private loopback (no host Unix socket)", name, c.destination(n))
+			v.recordMsg(n, msg)
+		}
+		_ = r.Return(0, unix.EACCES)
+		return true
+	}
+	switch name {
+	case "listen":
+		err := unix.Listen(sock, int(int32(n.Args[1])))
+		unix.Close(sock)
+		_ = r.Return(0, errnoOf(err))
+		return true
+	case "sendto":
+		// The socket is one of the private namespace's: wherever the
+		// address points, nothing outside is reached. A descriptor
+		// swapped meanwhile could only be another of the child's:
+		// private, a Unix stream socket (which ignores or refuses an
+		// address) or one the command handed down (whose sendmsg no
+		// filter sees anyway).
+		unix.Close(sock)
+		_ = r.Continue()
+		return true
+	}
+	addr, errno := c.readAddr(n)
+	if errno != 0 {
+		unix.Close(sock)
+		if r.Valid() {
+			_ = r.Return(0, errno)
+		}
+		return true
+	}
+	if !r.Valid() {
+		unix.Close(sock)
+		return true
+	}
+	if name == "bind" {
+		err := rawSockaddrCall(unix.SYS_BIND, sock, addr)
+		unix.Close(sock)
+		_ = r.Return(0, errnoOf(err))
+		return true
+	}
+	ap, inet := inetAddr(addr)
+	if inet && !ap.Addr().IsLoopback() && !ap.Addr().IsUnspecified() {
+		unix.Close(sock)
+		v.recordMsg(n, fmt.Sprintf("blocked connect to %s: processes started by the wrapped command reach only their private loopback", ap))
+		_ = r.Return(0, unix.EACCES)
+		return true
+	}
+	// A blocking connect may take a while (a full backlog): answer from a
+	// goroutine, so the other children are served meanwhile. A bounded
+	// number at once (each holds a thread of this process): beyond it the
+	// call fails with EAGAIN rather than let children exhaust pid 1.
+	select {
+	case connecting <- struct{}{}:
+	default:
+		unix.Close(sock)
+		_ = r.Return(0, unix.EAGAIN)
+		return true
+	}
+	go func() {
+		defer func() { <-connecting }()
+		defer unix.Close(sock)
+		err := rawSockaddrCall(unix.SYS_CONNECT, sock, addr)
+		_ = r.Return(0, errnoOf(err))
+		if !inet {
+			return
+		}
+		refused := err == unix.ECONNREFUSED
+		if err == unix.EINPROGRESS {
+			// A non-blocking connect: see how it ends (POLLERR, without
+			// taking the error from the child's SO_ERROR), a bounded time.
+			fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
+			if k, err := unix.Poll(fds, 2000); err == nil && k == 1 && fds[0].Revents&unix.POLLERR != 0 {
+				refused = true
+			}
+		}
+		if refused {
+			v.recordMsg(n, fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap))
+		}
+	}()
+	return true
+}
+
+// connecting bounds the connects in flight.
+var connecting = make(chan struct{}, 256)
+
+// fetch copies the child's descriptor Args[0] into this process; -1 with
+// no error when the caller is gone.
+func (c *childNet) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
+	tgid, err := seccomp.Tgid(n.Pid)
+	if err != nil {
+		return -1, nil
+	}
+	pidfd, err := unix.PidfdOpen(tgid, 0)
+	if err != nil {
+		return -1, nil
+	}
+	defer unix.Close(pidfd)
+	// Still pending: the caller was alive after the pidfd was opened, so
+	// tgid was still its process (a pid is not reused while it lives) and
+	// the pidfd is that process's.
+	if !r.Valid() {
+		return -1, nil
+	}
+	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Args[0])), 0)
+	if err != nil {
+		if err == unix.ENOSYS {
+			return -1, err
+		}
+		return -1, unix.EBADF
+	}
+	unix.CloseOnExec(fd)
+	return fd, nil
+}
+
+// private reports whether sock is a socket of the children's namespace,
+// of a family they may use.
+func (c *childNet) private(sock int) (bool, error) {
+	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
+	if err != nil {
+		return false, err
+	}
+	proto, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	if err != nil {
+		return false, err
+	}
+	if !childFamily(domain, proto) {
+		return false, nil
+	}
+	cookie, err := netnsCookie(sock)
+	return err == nil && cookie == c.cookie, err
+}
+
+// readAddr copies the sockaddr of bind or connect out of the caller's
+// memory.
+func (c *childNet) readAddr(n seccomp.Notification) ([]byte, unix.Errno) {
+	size := int(uint32(n.Args[2]))
+	if size < 0 || size > int(unsafe.Sizeof(unix.RawSockaddrAny{})) {
+		return nil, unix.EINVAL
+	}
+	buf := make([]byte, size)
+	if size == 0 {
+		return buf, 0
+	}
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(size)
+	remote := []unix.RemoteIovec{{Base: uintptr(n.Args[1]), Len: size}}
+	got, err := unix.ProcessVMReadv(n.Pid, local, remote, 0)
+	if err != nil || got != size {
+		return nil, unix.EFAULT
+	}
+	return buf, 0
+}
+
+// destination is " to ADDR" for a connect or sendto whose address can be
+// read, for the event log; "" otherwise.
+func (c *childNet) destination(n seccomp.Notification) string {
+	name := seccomp.SyscallName(c.arch, n.Nr)
+	var ptr, size uint64
+	switch name {
+	case "connect":
+		ptr, size = n.Args[1], n.Args[2]
+	case "sendto":
+		ptr, size = n.Args[4], n.Args[5]
+	default:
+		return ""
+	}
+	if ptr == 0 {
+		return ""
+	}
+	addr, errno := c.readAddr(seccomp.Notification{Pid: n.Pid, Args: [6]uint64{0, ptr, size}})
+	if errno != 0 {
+		return ""
+	}
+	return " to " + sockaddrString(addr)
+}
+
+func rawSockaddrCall(nr uintptr, fd int, addr []byte) error {
+	var p unsafe.Pointer
+	if len(addr) > 0 {
+		p = unsafe.Pointer(&addr[0])
+	}
+	_, _, e := unix.Syscall(nr, uintptr(fd), uintptr(p), uintptr(len(addr)))
+	runtime.KeepAlive(addr)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+func errnoOf(err error) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return unix.EIO
+}
+
+// inetAddr parses a sockaddr_in or sockaddr_in6.
+func inetAddr(b []byte) (netip.AddrPort, bool) {
+	if len(b) < 2 {
+		return netip.AddrPort{}, false
+	}
+	switch binary.LittleEndian.Uint16(b) {
+	case unix.AF_INET:
+		if len(b) < 8 {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(b[4:8])), binary.BigEndian.Uint16(b[2:4])), true
+	case unix.AF_INET6:
+		if len(b) < 24 {
+			return netip.AddrPort{}, false
+		}
+		a := netip.AddrFrom16([16]byte(b[8:24]))
+		return netip.AddrPortFrom(a.Unmap(), binary.BigEndian.Uint16(b[2:4])), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// sockaddrString shows a sockaddr for the event log.
+func sockaddrString(b []byte) string {
+	if ap, ok := inetAddr(b); ok {
+		return ap.String()
+	}
+	if len(b) >= 2 && binary.LittleEndian.Uint16(b) == unix.AF_UNIX {
+		path := b[2:]
+		if len(path) > 0 && path[0] == 0 {
+			return "unix:@" + trimNUL(path[1:])
+		}
+		return "unix:" + trimNUL(path)
+	}
+	if len(b) >= 2 {
+		return "family " + strconv.Itoa(int(binary.LittleEndian.Uint16(b)))
+	}
+	return "?"
+}
+
+func trimNUL(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,609 @@
+package sandboxinit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/dns/dnsmessage"
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/policy"
+)
+
+// The allow-list proxy (allow_hosts). The init stage listens on
+// 127.0.0.1:PORT twice:
+//
+//   - in the children's private namespace (a socket from the net helper):
+//     an HTTP proxy (CONNECT tunnels, and plain http:// requests) that
+//     dials, from the host's network, exactly the endpoints allow_hosts
+//     lists and answers 403 to everything else;
+//   - on the host's loopback, the same port: a proxy that dials anything,
+//     for the wrapped command (the agent), which keeps the host's network
+//     and may honour the same HTTPS_PROXY. It serves only connections whose
+//     client socket belongs to a process of this sandbox (found by its
+//     inode in /proc/PID/fd): no other process on the host gets a relay.
+//
+// HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and their lower-case forms) name it
+// in the command's environment, which its children inherit; NO_PROXY keeps
+// the children's own loopback direct. No certificate is involved: a
+// CONNECT tunnel carries the client's own TLS.
+
+// proxy is one allow-list proxy.
+type proxy struct {
+	rules []policy.HostRule
+	v     *violations
+	port  int
+	cnet  *childNet
+	// loopback: some rule names a loopback host (localhost:5000,
+	// 127.0.0.2:8080). NO_PROXY then leaves loopback out, and the proxy
+	// takes an unlisted loopback destination to the children's own
+	// loopback instead of refusing it.
+	loopback bool
+	clients  chan struct{}
+}
+
+// startProxy opens both listeners and serves them until the process ends.
+func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, error) {
+	host, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Bind(host, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(host)
+		return nil, fmt.Errorf("binding the proxy on the host's loopback: %v", err)
+	}
+	sa, err := unix.Getsockname(host)
+	if err != nil {
+		unix.Close(host)
+		return nil, err
+	}
+	port := sa.(*unix.SockaddrInet4).Port
+	inside, err := c.socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		unix.Close(host)
+		return nil, fmt.Errorf("the proxy's socket in the children's namespace: %v", err)
+	}
+	if err := unix.Bind(inside, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port}); err != nil {
+		unix.Close(host)
+		unix.Close(inside)
+		return nil, fmt.Errorf("binding the proxy in the children's namespace: %v", err)
+	}
+	for _, fd := range []int{host, inside} {
+		if err := unix.Listen(fd, 128); err != nil {
+			unix.Close(host)
+			unix.Close(inside)
+			return nil, err
+		}
+	}
+	p := &proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256)}
+	for _, r := range rules {
+		if isLoopback(r.Host) {
+			p.loopback = true
+		}
+	}
+	go p.accept(inside, false)
+	go p.accept(host, true)
+	return p, nil
+}
+
+// Env are the proxy variables for the command's environment.
+func (p *proxy) Env(env []string) []string {
+	url := "http://127.0.0.1:" + strconv.Itoa(p.port)
+	set := map[string]string{"NO_PROXY": "localhost,127.0.0.1,::1"}
+	if p.loopback {
+		set["NO_PROXY"] = ""
+	}
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		set[k] = url
+	}
+	out := env[:0:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[strings.ToUpper(k)]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"} {
+		out = append(out, k+"="+set[k], strings.ToLower(k)+"="+set[k])
+	}
+	return out
+}
+
+func (p *proxy) accept(l int, host bool) {
+	for {
+		c, _, err := unix.Accept4(l, unix.SOCK_CLOEXEC)
+		if err == unix.EINTR || err == unix.ECONNABORTED {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if host && !fromSandbox(c, p.port) {
+			unix.Close(c)
+			continue
+		}
+		// A bounded number of clients at once (each holds threads of
+		// pid 1 while it blocks): beyond it a client is closed at once.
+		select {
+		case p.clients <- struct{}{}:
+		default:
+			unix.Close(c)
+			continue
+		}
+		go func() {
+			defer func() { <-p.clients }()
+			p.serve(c, host)
+		}()
+	}
+}
+
+// serve handles one client connection.
+func (p *proxy) serve(c int, any bool) {
+	defer unix.Close(c)
+	tv := unix.Timeval{Sec: 30}
+	_ = unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	head, rest, err := readHead(c)
+	if err != nil {
+		return
+	}
+	line, headers, _ := strings.Cut(string(head), "\r\n")
+	method, target, version, ok := splitRequestLine(line)
+	if !ok {
+		writeStatus(c, 400, "a request line of METHOD TARGET VERSION")
+		return
+	}
+	var host string
+	var port int
+	var forward []byte
+	if method == "CONNECT" {
+		host, port, ok = splitHostPort(target, 443)
+	} else {
+		// An absolute http:// URL: forwarded in origin form, one request
+		// per connection.
+		u, found := strings.CutPrefix(target, "http://")
+		if !found {
+			writeStatus(c, 400, "only CONNECT and http:// URLs go through this proxy")
+			return
+		}
+		hostport, path, _ := strings.Cut(u, "/")
+		host, port, ok = splitHostPort(hostport, 80)
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "%s /%s %s\r\n", method, path, version)
+		for _, h := range strings.Split(headers, "\r\n") {
+			name, _, _ := strings.Cut(h, ":")
+			switch strings.ToLower(strings.TrimSpace(name)) {
+			case "", "host", "connection", "proxy-connection", "proxy-authorization", "keep-alive":
+				continue
+			}
+			b.WriteString(h + "\r\n")
+		}
+		// The Host is the URL's, which the allow-list checked: a client
+		// cannot name another site on the same address in its own.
+		b.WriteString("Host: " + hostport + "\r\nConnection: close\r\n\r\n")
+		forward = b.Bytes()
+	}
+	if !ok {
+		writeStatus(c, 400, "a host:port")
+		return
+	}
+	inside := false
+	if !any && !p.allows(host, port) && p.loopback && isLoopback(host) {
+		inside = true
+	} else if !any && !p.allows(host, port) {
+		p.v.recordProxy(fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
+		writeStatus(c, 403, "grok-sandbox: "+host+":"+strconv.Itoa(port)+" is not in this profile's allow_hosts")
+		return
+	}
+	dialer := dial
+	if inside {
+		dialer = p.dialInside
+	}
+	up, err := dialer(host, port)
+	if err != nil && inside {
+		p.v.recordProxy(fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
+	}
+	if err != nil {
+		writeStatus(c, 502, "grok-sandbox: "+err.Error())
+		return
+	}
+	defer unix.Close(up)
+	if method == "CONNECT" {
+		if writeAll(c, []byte("HTTP/1.1 200 Connection established\r\n\r\n")) != nil {
+			return
+		}
+	} else if writeAll(up, forward) != nil {
+		return
+	}
+	if len(rest) > 0 && writeAll(up, rest) != nil {
+		return
+	}
+	_ = unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{})
+	pipe(c, up)
+}
+
+func (p *proxy) allows(host string, port int) bool {
+	for _, r := range p.rules {
+		if r.Allows(host, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// readHead reads up to the blank line that ends a request's head (at most
+// 32 KiB); rest is what came after it.
+func readHead(c int) (head, rest []byte, err error) {
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 4096)
+	for len(buf) < 32<<10 {
+		n, err := unix.Read(c, tmp)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return nil, nil, errors.New("no request")
+		}
+		buf = append(buf, tmp[:n]...)
+		if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
+			return buf[:i], buf[i+4:], nil
+		}
+	}
+	return nil, nil, errors.New("request head too long")
+}
+
+func splitRequestLine(line string) (method, target, version string, ok bool) {
+	f := strings.Split(line, " ")
+	if len(f) != 3 || !strings.HasPrefix(f[2], "HTTP/") {
+		return "", "", "", false
+	}
+	return f[0], f[1], f[2], true
+}
+
+// splitHostPort splits "host:port", "[v6]:port" or a bare host (def).
+func splitHostPort(s string, def int) (string, int, bool) {
+	host, port := s, def
+	if strings.HasPrefix(s, "[") {
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return "", 0, false
+		}
+		host = s[1:end]
+		if r := s[end+1:]; r != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(r, ":"))
+			if err != nil || !strings.HasPrefix(r, ":") {
+				return "", 0, false
+			}
+			port = n
+		}
+	} else if h, p, found := strings.Cut(s, ":"); found {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return "", 0, false
+		}
+		host, port = h, n
+	}
+	if host == "" || port < 1 || port > 65535 || strings.ContainsAny(host, " /\\@") {
+		return "", 0, false
+	}
+	return host, port, true
+}
+
+func writeStatus(c, code int, msg string) {
+	text := map[int]string{400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[code]
+	body := msg + "\n"
+	_ = writeAll(c, fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", code, text, len(body), body))
+}
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// pipe copies both ways until both sides are done.
+func pipe(a, b int) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src int) {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := unix.Read(src, buf)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 || writeAll(dst, buf[:n]) != nil {
+				break
+			}
+		}
+		_ = unix.Shutdown(dst, unix.SHUT_WR)
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+}
+
+// isLoopback is whether host names the loopback: localhost, *.localhost
+// or a loopback address.
+func isLoopback(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap().IsLoopback()
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
+
+// dialInside connects to a loopback destination in the children's own
+// namespace (a socket from the net helper): what the client would have
+// reached without the proxy.
+func (p *proxy) dialInside(host string, port int) (int, error) {
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	if err != nil {
+		a = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	a = a.Unmap()
+	family := unix.AF_INET
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Addr: a.As4(), Port: port}
+	if a.Is6() {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Addr: a.As16(), Port: port}
+	}
+	fd, err := p.cnet.socket(family, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Connect(fd, sa); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("connect %s:%d: %v", host, port, err)
+	}
+	return fd, nil
+}
+
+// dial connects to host:port from the host's network: an IP literal as
+// is, a name through /etc/hosts, then the resolvers of /etc/resolv.conf.
+func dial(host string, port int) (int, error) {
+	addrs, err := lookup(host)
+	if err != nil {
+		return -1, err
+	}
+	var last error
+	for _, a := range addrs {
+		var sa unix.Sockaddr
+		family := unix.AF_INET
+		if a.Is4() {
+			sa = &unix.SockaddrInet4{Addr: a.As4(), Port: port}
+		} else {
+			family = unix.AF_INET6
+			sa = &unix.SockaddrInet6{Addr: a.As16(), Port: port}
+		}
+		fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			last = err
+			continue
+		}
+		tv := unix.Timeval{Sec: 10}
+		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+		for {
+			err = unix.Connect(fd, sa)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err == nil {
+			_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{})
+			return fd, nil
+		}
+		unix.Close(fd)
+		last = fmt.Errorf("connect %s: %v", netip.AddrPortFrom(a, uint16(port)), err)
+	}
+	if last == nil {
+		last = fmt.Errorf("%s has no address", host)
+	}
+	return -1, last
+}
+
+func lookup(host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return []netip.Addr{a.Unmap()}, nil
+	}
+	name := strings.TrimSuffix(strings.ToLower(host), ".")
+	if addrs := hostsFile(name); len(addrs) > 0 {
+		return addrs, nil
+	}
+	return resolveDNS(name)
+}
+
+// hostsFile is name's addresses in /etc/hosts.
+func hostsFile(name string) []netip.Addr {
+	f, err := os.Open("/etc/hosts")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []netip.Addr
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line, _, _ := strings.Cut(s.Text(), "#")
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		a, err := netip.ParseAddr(fields[0])
+		if err != nil {
+			continue
+		}
+		for _, n := range fields[1:] {
+			if strings.EqualFold(strings.TrimSuffix(n, "."), name) {
+				out = append(out, a.Unmap())
+			}
+		}
+	}
+	return out
+}
+
+// resolveDNS asks the nameservers of /etc/resolv.conf for name's A and
+// AAAA records over UDP.
+func resolveDNS(name string) ([]netip.Addr, error) {
+	b, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		return nil, fmt.Errorf("cannot resolve %s: %v", name, err)
+	}
+	var servers []netip.Addr
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "nameserver" {
+			if a, err := netip.ParseAddr(f[1]); err == nil {
+				servers = append(servers, a.Unmap())
+			}
+		}
+	}
+	qname, err := dnsmessage.NewName(name + ".")
+	if err != nil {
+		return nil, err
+	}
+	var last error = fmt.Errorf("cannot resolve %s: no nameserver", name)
+	for _, srv := range servers {
+		var out []netip.Addr
+		for _, t := range []dnsmessage.Type{dnsmessage.TypeA, dnsmessage.TypeAAAA} {
+			addrs, err := queryDNS(srv, qname, t)
+			if err != nil {
+				last = err
+				continue
+			}
+			out = append(out, addrs...)
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	return nil, last
+}
+
+func queryDNS(srv netip.Addr, name dnsmessage.Name, t dnsmessage.Type) ([]netip.Addr, error) {
+	var idb [2]byte
+	if _, err := unix.Getrandom(idb[:], 0); err != nil {
+		return nil, err
+	}
+	id := binary.BigEndian.Uint16(idb[:])
+	msg := dnsmessage.Message{
+		Header:    dnsmessage.Header{ID: id, RecursionDesired: true},
+		Questions: []dnsmessage.Question{{Name: name, Type: t, Class: dnsmessage.ClassINET}},
+	}
+	q, err := msg.Pack()
+	if err != nil {
+		return nil, err
+	}
+	family := unix.AF_INET
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Addr: srv.As4(), Port: 53}
+	if srv.Is6() {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Addr: srv.As16(), Port: 53}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, sa); err != nil {
+		return nil, err
+	}
+	tv := unix.Timeval{Sec: 3}
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	if _, err := unix.Write(fd, q); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resolving %s: %v", name, err)
+		}
+		var m dnsmessage.Message
+		if m.Unpack(buf[:n]) != nil || m.Header.ID != id || !m.Header.Response {
+			continue
+		}
+		var out []netip.Addr
+		for _, a := range m.Answers {
+			switch r := a.Body.(type) {
+			case *dnsmessage.AResource:
+				out = append(out, netip.AddrFrom4(r.A))
+			case *dnsmessage.AAAAResource:
+				out = append(out, netip.AddrFrom16(r.AAAA).Unmap())
+			}
+		}
+		return out, nil
+	}
+}
+
+// fromSandbox reports whether the client of c, a connection accepted on
+// the host's loopback at port, is a socket that a process of this
+// sandbox holds: its inode, from /proc/net/tcp, among the descriptors of
+// /proc/PID/fd (this /proc shows the sandbox's processes only).
+func fromSandbox(c, port int) bool {
+	sa, err := unix.Getpeername(c)
+	if err != nil {
+		return false
+	}
+	peer, ok := sa.(*unix.SockaddrInet4)
+	if !ok || peer.Addr != [4]byte{127, 0, 0, 1} {
+		return false
+	}
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return false
+	}
+	local := fmt.Sprintf("0100007F:%04X", peer.Port)
+	remote := fmt.Sprintf("0100007F:%04X", port)
+	inode := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 10 && f[1] == local && f[2] == remote {
+			inode = f[9]
+			break
+		}
+	}
+	if inode == "" || inode == "0" {
+		return false
+	}
+	want := "socket:[" + inode + "]"
+	procs, _ := filepath.Glob("/proc/[0-9]*/fd")
+	for _, dir := range procs {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordProxy logs a refusal of the proxy, rate-limited like the others.
+func (v *violations) recordProxy(msg string) {
+	if v == nil {
+		return
+	}
+	v.log("(proxy client)", "proxy/"+msg, msg)
+}
