@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -200,12 +202,17 @@ func runNetHelper() int {
 // childNet is the supervisor's side: the helper's channel and the private
 // namespace's cookie.
 type childNet struct {
-	mu     sync.Mutex
-	fd     int
-	cookie uint64
-	arch   seccomp.Arch
-	warn   sync.Once
-	broken bool
+	mu sync.Mutex
+	fd int
+	// clients names the child behind each connection it made to the
+	// children's loopback, by its local port, so that the proxy can name
+	// the program it refuses (its TCP clients look all alike).
+	clients   sync.Map // uint16 port -> string comm, for connects to the proxy
+	proxyPort atomic.Int32
+	cookie    uint64
+	arch      seccomp.Arch
+	warn      sync.Once
+	broken    bool
 }
 
 // openChildNet checks the helper left on FDNetHelper: it answers, and its
@@ -417,10 +424,24 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 		_ = r.Return(0, unix.EAGAIN)
 		return true
 	}
+	comm := ""
+	if inet && ap.Addr().IsLoopback() && int32(ap.Port()) == c.proxyPort.Load() {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
+			comm = strings.TrimSpace(string(b))
+		}
+	}
 	go func() {
 		defer func() { <-connecting }()
 		defer unix.Close(sock)
 		err := rawSockaddrCall(unix.SYS_CONNECT, sock, addr)
+		// The local port is chosen by now, and the child has written
+		// nothing yet (it is still blocked in connect): the proxy finds
+		// the name when it reads the request.
+		if comm != "" {
+			if la, err := unix.Getsockname(sock); err == nil && localPort(la) != 0 {
+				c.clients.Store(localPort(la), comm)
+			}
+		}
 		_ = r.Return(0, errnoOf(err))
 		if !inet {
 			return
@@ -605,4 +626,15 @@ func trimNUL(b []byte) string {
 		}
 	}
 	return string(b)
+}
+
+// localPort is the port of a socket address, 0 when it has none.
+func localPort(sa unix.Sockaddr) uint16 {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return uint16(a.Port)
+	case *unix.SockaddrInet6:
+		return uint16(a.Port)
+	}
+	return 0
 }

@@ -84,6 +84,7 @@ func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, er
 		}
 	}
 	p := &proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256)}
+	c.proxyPort.Store(int32(port))
 	for _, r := range rules {
 		if isLoopback(r.Host) {
 			p.loopback = true
@@ -198,7 +199,7 @@ func (p *proxy) serve(c int, any bool) {
 	if !any && !p.allows(host, port) && p.loopback && isLoopback(host) {
 		inside = true
 	} else if !any && !p.allows(host, port) {
-		p.v.recordProxy(fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
+		p.v.recordProxy(p.clientProgram(c), fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
 		writeStatus(c, 403, "grok-sandbox: "+host+":"+strconv.Itoa(port)+" is not in this profile's allow_hosts")
 		return
 	}
@@ -208,7 +209,7 @@ func (p *proxy) serve(c int, any bool) {
 	}
 	up, err := dialer(host, port)
 	if err != nil && inside {
-		p.v.recordProxy(fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
+		p.v.recordProxy(p.clientProgram(c), fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
 	}
 	if err != nil {
 		writeStatus(c, 502, "grok-sandbox: "+err.Error())
@@ -559,17 +560,24 @@ func queryDNS(srv netip.Addr, name dnsmessage.Name, t dnsmessage.Type) ([]netip.
 // sandbox holds: its inode, from /proc/net/tcp, among the descriptors of
 // /proc/PID/fd (this /proc shows the sandbox's processes only).
 func fromSandbox(c, port int) bool {
+	return clientHolder(c, port, "/proc/net/tcp") > 0
+}
+
+// clientHolder is the pid of a process of this sandbox holding the client
+// socket of c, a loopback connection accepted at port, found in the table
+// netTCP (the network namespace's /proc/.../net/tcp); 0 when none is.
+func clientHolder(c, port int, netTCP string) int {
 	sa, err := unix.Getpeername(c)
 	if err != nil {
-		return false
+		return 0
 	}
 	peer, ok := sa.(*unix.SockaddrInet4)
 	if !ok || peer.Addr != [4]byte{127, 0, 0, 1} {
-		return false
+		return 0
 	}
-	b, err := os.ReadFile("/proc/net/tcp")
+	b, err := os.ReadFile(netTCP)
 	if err != nil {
-		return false
+		return 0
 	}
 	local := fmt.Sprintf("0100007F:%04X", peer.Port)
 	remote := fmt.Sprintf("0100007F:%04X", port)
@@ -582,7 +590,7 @@ func fromSandbox(c, port int) bool {
 		}
 	}
 	if inode == "" || inode == "0" {
-		return false
+		return 0
 	}
 	want := "socket:[" + inode + "]"
 	procs, _ := filepath.Glob("/proc/[0-9]*/fd")
@@ -593,17 +601,33 @@ func fromSandbox(c, port int) bool {
 		}
 		for _, e := range ents {
 			if l, err := os.Readlink(dir + "/" + e.Name()); err == nil && l == want {
-				return true
+				pid, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(dir, "/proc/"), "/fd"))
+				return pid
 			}
 		}
 	}
-	return false
+	return 0
 }
 
-// recordProxy logs a refusal of the proxy, rate-limited like the others.
-func (v *violations) recordProxy(msg string) {
+// clientProgram names the child that opened c, a connection to the proxy
+// inside the children's network namespace, for the violation line: the
+// supervisor made that connect for it and noted its name by the local port.
+// "(proxy client)" when it cannot be told.
+func (p *proxy) clientProgram(c int) string {
+	sa, err := unix.Getpeername(c)
+	if err == nil {
+		if v, ok := p.cnet.clients.LoadAndDelete(localPort(sa)); ok {
+			return v.(string)
+		}
+	}
+	return "(proxy client)"
+}
+
+// recordProxy logs a refusal of the proxy for program comm, rate-limited
+// like the others.
+func (v *violations) recordProxy(comm, msg string) {
 	if v == nil {
 		return
 	}
-	v.log("(proxy client)", "proxy/"+msg, msg)
+	v.log(comm, "proxy/"+msg, msg)
 }
