@@ -213,6 +213,7 @@ type childNet struct {
 	arch      seccomp.Arch
 	warn      sync.Once
 	broken    bool
+	stalled   bool // the helper missed a deadline: never asked again (under mu)
 }
 
 // openChildNet checks the helper left on FDNetHelper: it answers, and its
@@ -257,6 +258,9 @@ func netnsCookie(fd int) (uint64, error) {
 func (c *childNet) socket(domain, typ, proto int) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.stalled {
+		return -1, errors.New("net helper: it stopped answering")
+	}
 	var req [12]byte
 	binary.LittleEndian.PutUint32(req[0:], uint32(int32(domain)))
 	binary.LittleEndian.PutUint32(req[4:], uint32(int32(typ)))
@@ -267,7 +271,21 @@ func (c *childNet) socket(domain, typ, proto int) (int, error) {
 	var reply [4]byte
 	oob := make([]byte, unix.CmsgSpace(4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(c.fd, reply[:], oob, unix.MSG_CMSG_CLOEXEC)
+		// A bounded wait: the helper runs as the children's user, so a
+		// child can stop it (SIGSTOP), and the supervisor must not wait
+		// for it with every other call, the command's included, queued
+		// behind. A late answer would be taken for the next request's:
+		// the helper is not asked again.
+		pfd := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
+		k, err := unix.Poll(pfd, helperTimeoutMs)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || k == 0 {
+			c.stalled = true
+			return -1, fmt.Errorf("net helper: no answer within %d ms (stopped or killed by a child?)", helperTimeoutMs)
+		}
+		n, oobn, _, _, err := unix.Recvmsg(c.fd, reply[:], oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
 		if err == unix.EINTR {
 			continue
 		}
@@ -291,6 +309,9 @@ func (c *childNet) socket(domain, typ, proto int) (int, error) {
 		return fds[0], nil
 	}
 }
+
+// helperTimeoutMs bounds the wait for the net helper's answer.
+const helperTimeoutMs = 2000
 
 // fail turns the private loopback off for good, with a warning: children
 // get no socket from now on.

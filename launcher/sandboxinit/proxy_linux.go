@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
 	"golang.org/x/sys/unix"
@@ -48,6 +49,9 @@ type proxy struct {
 	// loopback instead of refusing it.
 	loopback bool
 	clients  chan struct{}
+	// hostClients bounds the command's relay apart from the children's
+	// proxy: children holding every slot must not cut the command off.
+	hostClients chan struct{}
 }
 
 // startProxy opens both listeners and serves them until the process ends.
@@ -83,7 +87,7 @@ func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, er
 			return nil, err
 		}
 	}
-	p := &proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256)}
+	p := &proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256), hostClients: make(chan struct{}, 64)}
 	c.proxyPort.Store(int32(port))
 	for _, r := range rules {
 		if isLoopback(r.Host) {
@@ -133,14 +137,24 @@ func (p *proxy) accept(l int, host bool) {
 		}
 		// A bounded number of clients at once (each holds threads of
 		// pid 1 while it blocks): beyond it a client is closed at once.
+		pool := p.clients
+		if host {
+			pool = p.hostClients
+		}
 		select {
-		case p.clients <- struct{}{}:
+		case pool <- struct{}{}:
 		default:
 			unix.Close(c)
 			continue
 		}
 		go func() {
-			defer func() { <-p.clients }()
+			defer func() { <-pool }()
+			// Whatever a client sends, pid 1 must not go down with it.
+			defer func() {
+				if r := recover(); r != nil {
+					fmt.Fprintf(os.Stderr, "grok-sandbox: proxy: %v (connection dropped)\n", r)
+				}
+			}()
 			p.serve(c, host)
 		}()
 	}
@@ -151,7 +165,18 @@ func (p *proxy) serve(c int, any bool) {
 	defer unix.Close(c)
 	tv := unix.Timeval{Sec: 30}
 	_ = unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	// The request head within 15 s in all, however it trickles in: a
+	// slow client must not hold its slot for ever.
+	headDone := make(chan struct{})
+	go func() {
+		select {
+		case <-headDone:
+		case <-time.After(15 * time.Second):
+			_ = unix.Shutdown(c, unix.SHUT_RDWR)
+		}
+	}()
 	head, rest, err := readHead(c)
+	close(headDone)
 	if err != nil {
 		return
 	}
@@ -203,7 +228,15 @@ func (p *proxy) serve(c int, any bool) {
 		writeStatus(c, 403, "grok-sandbox: "+host+":"+strconv.Itoa(port)+" is not in this profile's allow_hosts")
 		return
 	}
-	dialer := dial
+	// An IP literal with a trailing dot is that IP (the allow-list took
+	// it so), never a name to look up.
+	if a, err := netip.ParseAddr(strings.TrimSuffix(strings.Trim(host, "[]"), ".")); err == nil {
+		host = a.String()
+		if a.Is6() && !a.Is4In6() {
+			host = "[" + host + "]"
+		}
+	}
+	dialer := func(host string, port int) (int, error) { return dial(host, port, !any && !isLoopback(host)) }
 	if inside {
 		dialer = p.dialInside
 	}
@@ -359,11 +392,13 @@ func (p *proxy) dialInside(host string, port int) (int, error) {
 		a = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	}
 	a = a.Unmap()
-	family := unix.AF_INET
-	var sa unix.Sockaddr = &unix.SockaddrInet4{Addr: a.As4(), Port: port}
-	if a.Is6() {
-		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Addr: a.As16(), Port: port}
+	// The family first: As4 panics on an IPv6 address (a child's CONNECT
+	// [::1]:1 took pid 1 down with it).
+	family := unix.AF_INET6
+	var sa unix.Sockaddr = &unix.SockaddrInet6{Addr: a.As16(), Port: port}
+	if a.Is4() {
+		family = unix.AF_INET
+		sa = &unix.SockaddrInet4{Addr: a.As4(), Port: port}
 	}
 	fd, err := p.cnet.socket(family, unix.SOCK_STREAM, 0)
 	if err != nil {
@@ -378,13 +413,20 @@ func (p *proxy) dialInside(host string, port int) (int, error) {
 
 // dial connects to host:port from the host's network: an IP literal as
 // is, a name through /etc/hosts, then the resolvers of /etc/resolv.conf.
-func dial(host string, port int) (int, error) {
+func dial(host string, port int, noLoopback bool) (int, error) {
 	addrs, err := lookup(host)
 	if err != nil {
 		return -1, err
 	}
 	var last error
 	for _, a := range addrs {
+		// A listed name that resolves (or is made to resolve) to the
+		// host's loopback would reach the host's own services: only a
+		// rule that names a loopback host may go there.
+		if noLoopback && (a.Unmap().IsLoopback() || a.IsUnspecified()) {
+			last = fmt.Errorf("%s resolves to %s, the host's loopback, which only a loopback rule may reach", host, a)
+			continue
+		}
 		var sa unix.Sockaddr
 		family := unix.AF_INET
 		if a.Is4() {
