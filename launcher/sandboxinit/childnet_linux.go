@@ -463,21 +463,32 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 				c.clients.Store(localPort(la), comm)
 			}
 		}
-		_ = r.Return(0, errnoOf(err))
-		if !inet {
-			return
-		}
-		refused := err == unix.ECONNREFUSED
-		if err == unix.EINPROGRESS {
-			// A non-blocking connect: see how it ends (POLLERR, without
-			// taking the error from the child's SO_ERROR), a bounded time.
+		refusedMsg := fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap)
+		// Logged before the answer where it can be: once the child has it,
+		// the run may end before a line queued later is written. A
+		// non-blocking connect on loopback ends within microseconds: wait
+		// for that a little (POLLERR, without taking the error from the
+		// child's SO_ERROR), and longer after answering.
+		ended := func(ms int) (done, refused bool) {
 			fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
-			if k, err := unix.Poll(fds, 2000); err == nil && k == 1 && fds[0].Revents&unix.POLLERR != 0 {
-				refused = true
+			k, err := unix.Poll(fds, ms)
+			if err != nil || k != 1 {
+				return false, false
 			}
+			return true, fds[0].Revents&unix.POLLERR != 0
+		}
+		done, refused := true, inet && err == unix.ECONNREFUSED
+		if inet && err == unix.EINPROGRESS {
+			done, refused = ended(100)
 		}
 		if refused {
-			v.recordMsg(n, fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap))
+			v.recordMsg(n, refusedMsg)
+		}
+		_ = r.Return(0, errnoOf(err))
+		if !done {
+			if _, refused := ended(2000); refused {
+				v.recordMsg(n, refusedMsg)
+			}
 		}
 	}()
 	return true
