@@ -90,7 +90,10 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 			}
 		}
 		if globs := m.ProgramGlobs(); len(globs) > 0 {
-			if prog := findProgram(globs); prog != "" {
+			if prog := findProgram(globs); prog != "" && underSandboxWrites(p, prog) {
+				// Fail closed: no process gets the command's network.
+				p.Warnings = append(p.Warnings, fmt.Sprintf("%s's program %s lies where a sandbox writes (%s), so it does not keep the network under restrict_network (a tool could replace it); install %s outside it", m.Agent.Title, prog, underWhat(p, prog), m.Agent.Title))
+			} else if prog != "" {
 				a.Program, a.ProgramBy = prog, "the "+m.Agent.Title+" package"
 			}
 		}
@@ -99,6 +102,9 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 	if custom != nil && custom.AgentExecutable != "" {
 		key := fmt.Sprintf("%s:%d agent_executable", custom.File, custom.KeyLine("agent_executable"))
 		prog, err := agentExecutable(custom.AgentExecutable, env.Home)
+		if err == nil && underSandboxWrites(p, prog) {
+			err = fmt.Errorf("%s lies where a sandbox writes (%s): a tool could rewrite or replace it, and its code would get the network at the next launch; install the agent outside the workspace, GROK_HOME, the temporary directories and the profile's read_write entries", prog, underWhat(p, prog))
+		}
 		if err != nil {
 			return &config.Error{File: custom.File, Line: custom.KeyLine("agent_executable"),
 				Key: "profiles." + custom.Name + ".agent_executable", Msg: err.Error()}
@@ -116,6 +122,29 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 		p.Agent.ProgramDev, p.Agent.ProgramIno = dev, ino
 	}
 	return nil
+}
+
+// underSandboxWrites reports whether a sandbox could rewrite prog or
+// replace it by renaming a directory above it: prog or one of them is
+// writable under this profile, or is a workspace, GROK_HOME or temporary
+// directory, which every sandbox writes.
+func underSandboxWrites(p *policy.Policy, prog string) bool {
+	return underWhat(p, prog) != ""
+}
+
+// underWhat is the writable directory above prog (or prog), "" for none.
+func underWhat(p *policy.Policy, prog string) string {
+	if p.AccessAt(prog) == policy.Write {
+		return prog
+	}
+	for dir := filepath.Dir(prog); ; dir = filepath.Dir(dir) {
+		if p.SandboxWritable(dir) {
+			return dir
+		}
+		if dir == "/" {
+			return ""
+		}
+	}
 }
 
 // agentStatePath checks one state path: absolute, not the home directory or
