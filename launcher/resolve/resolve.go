@@ -698,6 +698,11 @@ func (pr *protector) controlFiles(env Dirs) error {
 		pr.add(path, f.why)
 	}
 	project := filepath.Join(env.Workspace, ".grok", "sandbox.toml")
+	// The directory first: a .grok swapped for a link at this moment
+	// would make a project file elsewhere look missing, and unprotected.
+	if fi, err := os.Lstat(filepath.Dir(project)); err == nil && !fi.IsDir() {
+		return Refuse("%s is not a real directory; hook protection needs it: replace the link with the directory", filepath.Dir(project))
+	}
 	fi, err := os.Lstat(project)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
