@@ -215,6 +215,19 @@ func check(text string, params map[string]string) (*profile, error) {
 		if i > 0 && r.ops[0] == "default" {
 			return nil, fmt.Errorf("%s: default appears after the first rule", r.line)
 		}
+		// Action modifiers ((with message "..."), the form sandbox-runtime's
+		// rules use, after the filters) change the report, not the match.
+		var filters []*node
+		for _, a := range args {
+			if a.head() != "with" {
+				filters = append(filters, a)
+				continue
+			}
+			if err := checkModifier(a); err != nil {
+				return nil, fmt.Errorf("%s: %v", r.line, err)
+			}
+		}
+		args = filters
 		for _, a := range args {
 			for _, op := range r.ops {
 				want := knownOps[op]
@@ -265,6 +278,27 @@ func overlap(a, b []string) bool {
 		}
 	}
 	return false
+}
+
+// checkModifier accepts (with message "TEXT"), (with report) and (with
+// no-report).
+func checkModifier(f *node) error {
+	if len(f.list) < 2 || f.list[1].kind != kSymbol {
+		return fmt.Errorf("bad modifier")
+	}
+	switch f.list[1].text {
+	case "message":
+		if len(f.list) != 3 || f.list[2].kind != kString || f.list[2].text == "" {
+			return fmt.Errorf("(with message) takes one non-empty string")
+		}
+		return nil
+	case "report", "no-report":
+		if len(f.list) != 2 {
+			return fmt.Errorf("(with %s) takes nothing", f.list[1].text)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown modifier %q", f.list[1].text)
 }
 
 // covers reports whether a rule for op applies to the concrete operation q.
@@ -453,6 +487,8 @@ func TestCheckerRejects(t *testing.T) {
 		want       string
 	}{
 		{"unbalanced", head + "(allow file-read*", nil, "unclosed"},
+		{"unknown modifier", head + "(deny file-read* (subpath \"/a\") (with mesage \"x\"))", nil, "unknown modifier"},
+		{"empty message", head + "(deny file-read* (subpath \"/a\") (with message))", nil, "one non-empty string"},
 		{"extra paren", head + "(allow file-read*))", nil, "unbalanced"},
 		{"no version", "(deny default)", nil, "version"},
 		{"allow default", "(version 1)\n(allow default)", nil, "(deny default)"},

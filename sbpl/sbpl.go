@@ -251,7 +251,11 @@ func protection(w *writer, p *policy.Policy) {
 		w.line("")
 		w.line("; Hook protection: readable, never writable, whatever grants them.")
 		for _, q := range p.Protected {
-			w.line("(deny file-write* (subpath %s))", w.path(q))
+			why := p.ProtectedWhy[q]
+			if why == "" {
+				why = "hook protection"
+			}
+			w.line("(deny file-write* (subpath %s) %s)", w.path(q), withMessage("protected: "+why))
 		}
 	}
 	// Seatbelt checks a rename as file-write-unlink of the old path (and
@@ -295,15 +299,19 @@ func denyRules(w *writer, p *policy.Policy) error {
 			w.line("; deny %q", d.Entry)
 		}
 		var above string
+		msg := withMessage(fmt.Sprintf("deny %q", d.Entry))
+		if d.Source != "" {
+			msg = withMessage(fmt.Sprintf("deny %q from %s", d.Entry, d.Source))
+		}
 		if d.Rest == "" {
-			w.line("(deny file-read* file-write* process-exec (subpath %s))", w.path(d.Prefix))
+			w.line("(deny file-read* file-write* process-exec (subpath %s) %s)", w.path(d.Prefix), msg)
 			above = filepath.Dir(d.Prefix)
 		} else {
 			re, err := regexFor(d)
 			if err != nil {
 				return err
 			}
-			w.line("(deny file-read* file-write* process-exec (regex %s))", re)
+			w.line("(deny file-read* file-write* process-exec (regex %s) %s)", re, msg)
 			above = d.Prefix
 		}
 		var filters []string
@@ -429,6 +437,16 @@ func (w *writer) path(p string) string {
 
 // quote writes an SBPL string: double quotes, with '"' and '\' escaped by a
 // backslash; every other byte is written as it is.
+// MessagePrefix starts every message Seatbelt reports to the system log
+// for one of grok-sandbox's deny rules (and the README's log predicate).
+const MessagePrefix = "grok-sandbox: "
+
+// withMessage is the modifier that makes Seatbelt's report of a denial by
+// this rule name it (the form sandbox-runtime uses for its own denials).
+func withMessage(what string) string {
+	return "(with message " + quote(MessagePrefix+what) + ")"
+}
+
 func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }

@@ -447,3 +447,37 @@ func TestGlobPins(t *testing.T) {
 		}
 	}
 }
+
+// Every deny rule and every hook-protection rule names itself in what
+// Seatbelt reports to the system log, so that the README's predicate
+// (MessagePrefix) finds each denial with its entry; nothing else does.
+func TestDenialsNamed(t *testing.T) {
+	p := newPolicy("custom", true, grant(ws, policy.Write), grant(grok, policy.Write))
+	protect(p)
+	deny(t, p, ".env", "certs/*/key.pem")
+	s, err := Render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := check(s.Text, s.Params); err != nil {
+		t.Fatal(err)
+	}
+	denies, protects := 0, 0
+	for _, line := range strings.Split(s.Text, "\n") {
+		named := strings.Contains(line, `(with message "`+MessagePrefix)
+		switch {
+		case strings.HasPrefix(line, "(deny file-read* file-write* process-exec "):
+			denies++
+			if !named || !strings.Contains(line, `deny \"`) {
+				t.Errorf("deny rule without its entry in the report: %s", line)
+			}
+		case named && strings.HasPrefix(line, "(deny file-write* (subpath ") && strings.Contains(line, "protected: "):
+			protects++
+		case named:
+			t.Errorf("message on a rule that is neither: %s", line)
+		}
+	}
+	if denies != 2 || protects != len(p.Protected) || protects == 0 {
+		t.Errorf("%d deny rules and %d named protection rules, want 2 and %d", denies, protects, len(p.Protected))
+	}
+}
