@@ -124,6 +124,11 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			}
 			env.Setenv("HOME", home)
 			env.Setenv("GROK_HOME", "")
+			if !realKernel {
+				// What explain says of the mask observer depends on the
+				// host's /dev/fuse: the goldens pin the one without.
+				env.Setenv("GROK_SANDBOX_OBSERVE", "nofuse")
+			}
 			// GROK_SANDBOX is left unset: set but empty is a refusal.
 			vars := env.Vars[:0]
 			for _, kv := range env.Vars {
@@ -157,6 +162,8 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				// The test process itself is root (in both passes), so
 				// exec steps may prepare host paths such as /data.
 				return os.Geteuid() == 0, nil
+			case "fuse":
+				return fuseWorks(asUser)
 			case "nodata":
 				_, err := os.Lstat("/data")
 				return os.IsNotExist(err), nil
@@ -470,3 +477,20 @@ var bwrapWorks = sync.OnceValue(func() bool {
 	}
 	return ok
 })
+
+// fuseWorks reports whether the script's user (root, or uid 65534 in the
+// unprivileged pass) can open /dev/fuse for reading and writing, as the
+// mask observer needs. In CI it must: .ci/run gives /dev/fuse the mode
+// 0666 that Debian's udev gives it, and a script that skipped the observer
+// there would leave a promise untested.
+func fuseWorks(asUser bool) (bool, error) {
+	args := []string{"sh", "-c", "exec 3<>/dev/fuse"}
+	if asUser {
+		args = append([]string{"setpriv", "--reuid=" + unprivileged, "--regid=" + unprivileged, "--clear-groups"}, args...)
+	}
+	ok := exec.Command(args[0], args[1:]...).Run() == nil
+	if !ok && os.Getenv("CI") != "" {
+		return false, errors.New("CI: /dev/fuse cannot be opened by the script's user; .ci/run must make it mode 0666")
+	}
+	return ok, nil
+}

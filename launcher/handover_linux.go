@@ -3,6 +3,8 @@
 package launcher
 
 import (
+	"errors"
+	"fmt"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -131,6 +133,47 @@ func handOverEventLog(target int, grokHome string) error {
 		return nil
 	}
 	return place(fd, target)
+}
+
+// handOverFuse places an O_PATH descriptor of /dev/fuse at target when
+// this user may open it for reading and writing (the init stage reopens it
+// inside the sandbox: a FUSE connection belongs to the user namespace it
+// was opened in). Nothing is placed when it cannot be opened: the masks
+// are then tmpfs files, and touches of them are not logged (explain and
+// doctor say so).
+func handOverFuse(target int) error {
+	if ok, _ := FuseStatus(); !ok {
+		return nil
+	}
+	fd, err := unix.Open(FuseDevice, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return place(fd, target)
+}
+
+// FuseStatus says whether the mask observer can run for this user: the
+// user can open FuseDevice for reading and writing, and GROK_SANDBOX_OBSERVE
+// does not say otherwise. why says why not.
+func FuseStatus() (ok bool, why string) {
+	if m, err := ObserveMode(); err != nil {
+		return false, err.Error()
+	} else if m != ObserveAll {
+		return false, "GROK_SANDBOX_OBSERVE=" + string(m)
+	}
+	fd, err := unix.Open(FuseDevice, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, FuseDevice + " does not exist here (is the fuse module loaded?)"
+	}
+	if err != nil {
+		return false, fmt.Sprintf("%s is not accessible to you (%v; distributions usually make it mode 0666)", FuseDevice, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return false, FuseDevice + " is not a character device"
+	}
+	return true, ""
 }
 
 // shieldFromTerminalSignals makes this process ignore SIGINT and SIGQUIT

@@ -15,3 +15,8 @@ func handOverEventLog(target int, grokHome string) error { return nil }
 func closeInherited() error { return nil }
 
 func shieldFromTerminalSignals() error { return nil }
+
+func handOverFuse(target int) error { return nil }
+
+// FuseStatus: the mask observer is Linux's.
+func FuseStatus() (bool, string) { return false, "the mask observer runs on Linux only" }

@@ -215,6 +215,9 @@ func (plan *Plan) Render(command []string, path string) error {
 		plan.Argv = append([]string(nil), command...)
 		return nil
 	case BackendBwrap:
+		if _, err := ObserveMode(); err != nil {
+			return resolve.Refuse("%v", err)
+		}
 		chdir := plan.Dirs.Cwd
 		if !p.Exposed(chdir) {
 			chdir = p.Workspace
@@ -404,6 +407,11 @@ func (plan *Plan) execBwrap() error {
 	}
 	if err := handOverEventLog(sandboxinit.FDEvents, plan.Dirs.GrokHome); err != nil {
 		return err
+	}
+	if o := plan.InitShown.Observe; o != nil && o.Fuse {
+		if err := handOverFuse(sandboxinit.FDFuse); err != nil {
+			return err
+		}
 	}
 	argv, err := viaArgsFD(l)
 	if err != nil {

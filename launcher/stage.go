@@ -3,6 +3,8 @@ package launcher
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -10,6 +12,7 @@ import (
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
 	"grok-sandbox/launcher/seccomp"
@@ -213,6 +216,7 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 	for _, m := range p.Masks {
 		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)
 	}
+	cfg.Observe = observeFor(p, o)
 	if !p.NestedUserNS {
 		cfg.Check.ReadOnly = append(cfg.Check.ReadOnly, "/proc")
 	}
@@ -242,4 +246,51 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 
 func encodeInit(cfg *sandboxinit.Config) ([]byte, error) {
 	return json.Marshal(cfg)
+}
+
+// observeFor is how the init stage observes touches of p's denied and
+// protected paths; nil when there are none (nothing is observed, at no
+// cost). The masks' own nodes see every touch of a mask where the launcher
+// can hand over /dev/fuse (Fuse asks for it; see execBwrap); a seccomp
+// filter on the command sees what never reaches a mask (renaming, removing
+// or linking it) and every write to a protected path.
+func observeFor(p *policy.Policy, o argv.Options) *sandboxinit.Observe {
+	var protected []sandboxinit.Watched
+	for _, q := range p.Protected {
+		if p.Exposed(q) {
+			protected = append(protected, sandboxinit.Watched{Path: q, Entry: p.ProtectedWhy[q]})
+		}
+	}
+	if m, _ := ObserveMode(); m == ObserveOff || !o.InitMasks && len(protected) == 0 {
+		return nil
+	}
+	return &sandboxinit.Observe{Fuse: o.InitMasks, Paths: true, Protected: protected}
+}
+
+// FuseDevice is the FUSE device the mask observer needs.
+const FuseDevice = "/dev/fuse"
+
+// ObserveModeValue is what GROK_SANDBOX_OBSERVE asks of the violation observer.
+type ObserveModeValue string
+
+const (
+	// ObserveAll (GROK_SANDBOX_OBSERVE unset): the mask observer where
+	// /dev/fuse opens, and the command's seccomp observer.
+	ObserveAll ObserveModeValue = ""
+	// ObserveNoFuse: no mask observer (opens, stats, listings and execs
+	// of denied paths go unlogged); the seccomp observer stays.
+	ObserveNoFuse ObserveModeValue = "nofuse"
+	// ObserveOff: no observer at all; nothing on paths is logged.
+	ObserveOff ObserveModeValue = "off"
+)
+
+// ObserveMode reads GROK_SANDBOX_OBSERVE; any other value is an error (a
+// run refuses it).
+func ObserveMode() (ObserveModeValue, error) {
+	switch v := ObserveModeValue(os.Getenv("GROK_SANDBOX_OBSERVE")); v {
+	case ObserveAll, ObserveNoFuse, ObserveOff:
+		return v, nil
+	default:
+		return "", fmt.Errorf("GROK_SANDBOX_OBSERVE=%s: only nofuse and off are understood (unset: observe everything)", printable.String(string(v)))
+	}
 }

@@ -28,6 +28,13 @@ type Event struct {
 	Workspace     string `json:"workspace,omitempty"`
 	Command       string `json:"command,omitempty"`
 	Message       string `json:"message,omitempty"`
+	// For a violation on a path: the operation tried (open, stat, list,
+	// exec, rename, link, truncate, remove, write, create), the path
+	// touched, and the entry that denies or protects it as written
+	// (Source then says where: FILE:LINE).
+	Op    string `json:"op,omitempty"`
+	Path  string `json:"path,omitempty"`
+	Entry string `json:"entry,omitempty"`
 }
 
 const (

@@ -72,6 +72,8 @@ type Mask struct {
 	Path  string `json:"path"`
 	Dir   bool   `json:"directory"`
 	Entry string `json:"entry"`
+	// Source is where the entry was written ("FILE:LINE").
+	Source string `json:"source,omitempty"`
 	// Dev and Ino identify the file found at launch: what is masked must
 	// be that file, whatever a concurrent sandbox did to the path since.
 	Dev uint64 `json:"dev"`

@@ -845,7 +845,14 @@ func noSymlinkComponents(path string) error {
 // and expands them to the existing paths that a mount-based backend masks.
 func resolveDeny(p *policy.Policy, t target, c *config.CustomProfile) error {
 	var pats []globexpand.Pattern
+	sources := map[string]string{}
 	for i, entry := range c.Deny {
+		if _, dup := sources[entry]; !dup {
+			sources[entry] = c.File
+			if line := c.EntryLine("deny", i); line > 0 && c.File != "" {
+				sources[entry] = fmt.Sprintf("%s:%d", c.File, line)
+			}
+		}
 		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
 		if err != nil {
 			return &config.Error{File: c.File, Line: c.EntryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
@@ -900,7 +907,7 @@ func resolveDeny(p *policy.Policy, t target, c *config.CustomProfile) error {
 			p.Skipped = append(p.Skipped, policy.Skipped{Path: path, Entry: m.Entry, Reason: "does not exist"})
 			continue
 		}
-		p.Masks = append(p.Masks, policy.Mask{Path: path, Dir: dir, Entry: m.Entry, Dev: dev, Ino: ino})
+		p.Masks = append(p.Masks, policy.Mask{Path: path, Dir: dir, Entry: m.Entry, Source: sources[m.Entry], Dev: dev, Ino: ino})
 	}
 	// Parents first; a path inside a masked directory is hidden already,
 	// and mounting on it would fail, since the mask has nothing inside.

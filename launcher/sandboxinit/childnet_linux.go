@@ -92,7 +92,10 @@ func startNetHelper() error {
 		// in the private namespace, ends with it.
 		runtime.LockOSThread()
 		errc <- func() error {
-			defer unix.Close(sp[1])
+			// Closed through its os.File only: a finalizer would close the
+			// number again, whatever it names by then.
+			f := os.NewFile(uintptr(sp[1]), "net-helper")
+			defer f.Close()
 			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 				return fmt.Errorf("unshare(CLONE_NEWNET): %v", err)
 			}
@@ -102,12 +105,9 @@ func startNetHelper() error {
 			if err := dropCapabilities(); err != nil {
 				return err
 			}
-			f := os.NewFile(uintptr(sp[1]), "net-helper")
 			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, netHelperArg},
 				Env: []string{}, Stderr: os.Stderr, ExtraFiles: []*os.File{f}}
-			err := cmd.Start()
-			runtime.KeepAlive(f)
-			return err
+			return startClean(cmd)
 		}()
 	}()
 	if err := <-errc; err != nil {
@@ -158,11 +158,8 @@ func runNetHelper() int {
 	}
 	const fd = 3
 	unix.CloseOnExec(fd)
-	// What the init stage held without close-on-exec (its config, the
-	// event log, its executable) is nothing of the helper's.
-	for _, d := range []int{FDSeccomp, FDInit, FDSelf, FDEvents, FDNetHelper} {
-		unix.Close(d)
-	}
+	// What the init stage holds (its config, the event log, its
+	// executable) never reached the helper (startClean).
 	for {
 		var req [12]byte
 		n, err := unix.Read(fd, req[:])

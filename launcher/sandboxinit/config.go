@@ -44,6 +44,13 @@ const (
 	// FDNetHelper is the init stage's end of its channel to the net
 	// helper (childnet_linux.go), kept across its re-exec.
 	FDNetHelper = 14
+	// FDFuse is /dev/fuse, opened O_PATH by the launcher where the user
+	// may open it: the init stage reopens it inside the sandbox's user
+	// namespace for the mask observer (maskfs_linux.go).
+	FDFuse = 15
+	// FDObserver is the init stage's end of its channel to the mask
+	// observer, kept across its re-exec.
+	FDObserver = 16
 )
 
 // Config is what the init stage reads from FDInit: the command and
@@ -90,8 +97,32 @@ type Config struct {
 	// fresh /dev, and the init stage moves it onto its path, parents first
 	// (layers whose mount point a sandbox could swap; see argv.Staged).
 	Binds []Bind `json:"init_binds,omitempty"`
+	// Observe says how touches of denied and protected paths are
+	// observed and logged (nil: they are not; see maskfs_linux.go and
+	// fileobserve_linux.go).
+	Observe *Observe `json:"observe,omitempty"`
 	// Check is what the init stage verifies before the command starts.
 	Check LayerCheck `json:"check"`
+}
+
+// Observe is the file violation observer's part of the config.
+type Observe struct {
+	// Fuse: the launcher handed over /dev/fuse, and the masks' sources are
+	// nodes the mask observer serves, so every touch of a mask is seen.
+	Fuse bool `json:"fuse"`
+	// Paths: renames, removals and links of the masks, and writes to
+	// Protected, are seen by a seccomp filter on the command.
+	Paths bool `json:"paths"`
+	// Protected are the paths whose writes are violations: hook-protected
+	// paths and control files.
+	Protected []Watched `json:"protected,omitempty"`
+}
+
+// Watched is a protected path and what protects it.
+type Watched struct {
+	Path   string `json:"path"`
+	Entry  string `json:"entry"`
+	Source string `json:"source,omitempty"`
 }
 
 // LayerCheck is what must be in force inside the sandbox, read back from

@@ -52,6 +52,9 @@ func Run(args []string) int {
 	if len(args) == 1 && args[0] == netHelperArg {
 		return runNetHelper()
 	}
+	if len(args) == 2 && args[0] == maskObserverArg {
+		return runMaskObserver(args)
+	}
 	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
 		return fail("usage: %s FD PROFILE [--masked]", Command)
 	}
@@ -89,7 +92,7 @@ func Run(args []string) int {
 	}
 	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked {
 		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
-			if err := mountMasks(cfg.Masks); err != nil {
+			if err := mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
 				return fail("%v", err)
 			}
 		}
@@ -178,42 +181,47 @@ const maskStaging = "/dev/shm"
 // concurrent sandbox that swapped the path meanwhile (for a link, another
 // file, a directory) makes the launch refuse, and can never make this
 // mount, or create or truncate, anything anywhere else.
-func mountMasks(masks []policy.Mask) error {
+//
+// With observe, the sources are the mask observer's nodes, one a mask
+// (see maskfs_linux.go); where it cannot start, the tmpfs ones, with a
+// warning.
+func mountMasks(masks []policy.Mask, observe bool) error {
 	for _, m := range masks {
 		if policy.Within(m.Path, maskStaging) {
 			return fmt.Errorf("cannot mask %s: the init stage stages masks in %s", m.Path, maskStaging)
 		}
 	}
-	if err := unix.Mount("tmpfs", maskStaging, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700"); err != nil {
-		return fmt.Errorf("cannot mount the masks' tmpfs on %s: %v", maskStaging, err)
+	fused := false
+	if _, err := unix.FcntlInt(uintptr(FDFuse), unix.F_GETFD, 0); observe && err == nil && len(masks) > 0 {
+		if err := startMaskObserver(maskStaging, masks); err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: touches of denied paths will not be logged in this run: %v\n", err)
+		} else {
+			fused = true
+		}
 	}
 	defer unix.Unmount(maskStaging, unix.MNT_DETACH)
 	file, dir := maskStaging+"/file", maskStaging+"/dir"
-	f, err := unix.Open(file, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("creating the file mask: %v", err)
-	}
-	unix.Close(f)
-	if err := unix.Mkdir(dir, 0); err != nil {
-		return fmt.Errorf("creating the directory mask: %v", err)
-	}
-	// Read-only before any bind: every bind of it is read-only from the
-	// start.
-	if err := unix.Mount("", maskStaging, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("making the masks read-only: %v", err)
+	if !fused {
+		if err := mountTmpfsMasks(file, dir); err != nil {
+			return err
+		}
 	}
 	// Masks in one directory share its descriptor (opened without links
 	// once): a glob's thousands of matches usually sit in a few.
 	parent, parentFD := "", -1
+	var err error
 	defer func() {
 		if parentFD >= 0 {
 			unix.Close(parentFD)
 		}
 	}()
-	for _, m := range masks {
+	for i, m := range masks {
 		src := file
 		if m.Dir {
 			src = dir
+		}
+		if fused {
+			src = maskStaging + "/" + maskNodeName(i)
 		}
 		if d := filepath.Dir(m.Path); d != parent {
 			if parentFD >= 0 {
@@ -230,6 +238,28 @@ func mountMasks(masks []policy.Mask) error {
 	}
 	if err := unix.Unmount(maskStaging, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("cannot detach the masks' staging tmpfs: %v", err)
+	}
+	return nil
+}
+
+// mountTmpfsMasks makes the two sources of the masks without an observer:
+// an empty file and an empty directory, mode 0000, on a read-only tmpfs.
+func mountTmpfsMasks(file, dir string) error {
+	if err := unix.Mount("tmpfs", maskStaging, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0700"); err != nil {
+		return fmt.Errorf("cannot mount the masks' tmpfs on %s: %v", maskStaging, err)
+	}
+	f, err := unix.Open(file, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("creating the file mask: %v", err)
+	}
+	unix.Close(f)
+	if err := unix.Mkdir(dir, 0); err != nil {
+		return fmt.Errorf("creating the directory mask: %v", err)
+	}
+	// Read-only before any bind: every bind of it is read-only from the
+	// start.
+	if err := unix.Mount("", maskStaging, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("making the masks read-only: %v", err)
 	}
 	return nil
 }
@@ -618,12 +648,22 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	}
 	var notify []bpf.RawInstruction
 	var cnet *childNet
-	if cfg.Network == seccomp.NetworkNotify {
-		if notify, err = seccomp.Build(seccomp.Rules{Network: seccomp.NetworkNotify}, arch); err != nil {
+	var observe seccomp.Observe
+	if o := cfg.Observe; o != nil && o.Paths {
+		// Writes too, masks or not: a write to a mask is refused at its
+		// read-only mount (EROFS) before its node is asked.
+		observe = seccomp.Observe{Paths: true, Writes: true}
+	}
+	if cfg.Network == seccomp.NetworkNotify || observe.Paths {
+		network := seccomp.NetworkUnfiltered // the base filter has the rest
+		if cfg.Network == seccomp.NetworkNotify {
+			network = seccomp.NetworkNotify
+		}
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return ExitRefused
 		}
-		if cfg.ChildNet {
+		if cfg.ChildNet && cfg.Network == seccomp.NetworkNotify {
 			// No helper on its descriptor: startNetHelper has warned.
 			if _, err := unix.FcntlInt(uintptr(FDNetHelper), unix.F_GETFD, 0); err == nil {
 				if cnet, err = openChildNet(arch); err != nil {
@@ -649,8 +689,12 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		unix.SIGSTKFLT, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)
 
 	var v *violations
-	if notify != nil {
+	if notify != nil || cfg.Observe != nil {
 		v = newViolations(cfg.Profile, backend, events, arch)
+	}
+	var watch *pathWatch
+	if o := cfg.Observe; o != nil && o.Paths {
+		watch = newPathWatch(arch, cfg.Masks, o.Protected)
 	}
 	if cnet != nil && len(cfg.AllowHosts) > 0 {
 		px, err := startProxy(cnet, cfg.AllowHosts, v)
@@ -717,10 +761,25 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 			if cfg.Isolated {
 				allow = func(int) bool { return false }
 			}
-			done <- seccomp.SuperviseChildren(st.listener, stop, allow, child, v.record)
+			var observe func(seccomp.Notification) bool
+			if watch != nil {
+				observe = func(n seccomp.Notification) bool { return watch.seen(v, n) }
+			}
+			if cfg.Network != seccomp.NetworkNotify {
+				// Only the file observer's syscalls notify.
+				done <- seccomp.ObserveUntil(st.listener, stop, func(n seccomp.Notification) { watch.seen(v, n) })
+				return
+			}
+			done <- seccomp.SuperviseChildren(st.listener, stop, allow, child, v.record, observe)
 		}()
 	} else {
 		done <- nil
+	}
+	var reports *maskReports
+	if cfg.Observe != nil && cfg.Observe.Fuse {
+		if _, err := unix.FcntlInt(uintptr(FDObserver), unix.F_GETFD, 0); err == nil {
+			reports = watchMaskObserver(FDObserver, v, stop)
+		}
 	}
 	go func() {
 		for sig := range sigs {
@@ -741,6 +800,9 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	}
 	if st.listener >= 0 {
 		unix.Close(st.listener)
+	}
+	if reports != nil {
+		reports.wait()
 	}
 	if v != nil {
 		v.flush()
@@ -813,6 +875,9 @@ type violations struct {
 	mu      sync.Mutex
 	last    map[string]time.Time
 	logged  int
+	// dropped counts the lines the rate limit or the cap left out; flush
+	// logs one summary line when any were.
+	dropped int
 	queue   chan eventlog.Event
 	written chan struct{}
 }
@@ -823,7 +888,7 @@ const maxViolations = 100
 // opened before the sandbox started (-1: there is none, nothing is logged).
 func newViolations(profile, backend string, events int, arch seccomp.Arch) *violations {
 	v := &violations{profile: profile, backend: backend, arch: arch, last: map[string]time.Time{},
-		queue: make(chan eventlog.Event, 16), written: make(chan struct{})}
+		queue: make(chan eventlog.Event, 256), written: make(chan struct{})}
 	go func() {
 		defer close(v.written)
 		for ev := range v.queue {
@@ -835,8 +900,19 @@ func newViolations(profile, backend string, events int, arch seccomp.Arch) *viol
 	return v
 }
 
-// flush waits, a bounded time, for the queued lines to be written.
+// flush logs the summary line (when the rate limit or the cap left lines
+// out) and waits, a bounded time, for the queued lines to be written.
 func (v *violations) flush() {
+	v.mu.Lock()
+	if v.dropped > 0 {
+		ev := eventlog.Event{Time: eventlog.Now(), Event: "violation_summary", Profile: v.profile, Backend: v.backend,
+			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d a run); %d were logged", v.dropped, maxViolations, v.logged)}
+		select {
+		case v.queue <- ev:
+		default:
+		}
+	}
+	v.mu.Unlock()
 	close(v.queue)
 	select {
 	case <-v.written:
@@ -871,22 +947,54 @@ func (v *violations) recordMsg(n seccomp.Notification, msg string) {
 // comm and key.
 func (v *violations) log(comm, key, msg string) {
 	key = comm + "/" + key
+	v.queueEvent(key, eventlog.Event{Command: comm, Message: msg})
+}
+
+// queueEvent queues ev (a violation) unless the rate limit or the cap says
+// otherwise.
+func (v *violations) queueEvent(key string, ev eventlog.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	now := time.Now()
 	if v.logged >= maxViolations || now.Sub(v.last[key]) < time.Second {
+		v.dropped++
 		return
 	}
 	v.last[key] = now
 	v.logged++
-	ev := eventlog.Event{
-		Time:    eventlog.Now(),
-		Event:   "violation",
-		Profile: v.profile,
-		Backend: v.backend,
-		Command: comm,
-		Message: msg,
+	ev.Time, ev.Event, ev.Profile, ev.Backend = eventlog.Now(), "violation", v.profile, v.backend
+	select {
+	case v.queue <- ev:
+	default:
+		v.dropped++
 	}
+}
+
+// logFile queues a touch of a denied or protected path: one line a second
+// per program, path and operation.
+func (v *violations) logFile(fv fileViolation) {
+	what := "denied path"
+	if fv.Op == "write" || fv.Op == "truncate" || fv.Op == "create" {
+		what = "path"
+	}
+	msg := fmt.Sprintf("blocked %s of %s %s (%s)", fv.Op, what, fv.Path, fv.Entry)
+	v.queueEvent(fv.Comm+"/"+fv.Op+"/"+fv.Path, eventlog.Event{Command: fv.Comm, Message: msg,
+		Op: fv.Op, Path: fv.Path, Entry: fv.Entry, Source: fv.Source})
+}
+
+// lost counts n violations that never reached the log.
+func (v *violations) lost(n int) {
+	if n > 0 {
+		v.mu.Lock()
+		v.dropped += n
+		v.mu.Unlock()
+	}
+}
+
+// notice logs one line about the observation itself (not rate-limited,
+// not counted).
+func (v *violations) notice(msg string) {
+	ev := eventlog.Event{Time: eventlog.Now(), Event: "degraded", Profile: v.profile, Backend: v.backend, Message: msg}
 	select {
 	case v.queue <- ev:
 	default:

@@ -38,6 +38,7 @@
 package seccomp
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -96,6 +97,10 @@ type Rules struct {
 	// openat. Without it a sandbox started by root could leave a setuid
 	// root program in a writable grant for any user of the host to run.
 	BlockSetID bool
+	// Observe sends the syscalls the file observer logs to the supervisor
+	// (USER_NOTIF), which lets every one go on. Not with BlockSetID, which
+	// decides open and creat first.
+	Observe Observe
 }
 
 // modeArg is the argument that holds the mode of each syscall BlockSetID
@@ -213,6 +218,40 @@ var tables = map[Arch]table{
 			"fchmodat":          268,
 			"openat2":           437,
 			"fchmodat2":         452,
+			// Named in the file observer's filter and its reports.
+			"stat":       4,
+			"lstat":      6,
+			"access":     21,
+			"execve":     59,
+			"truncate":   76,
+			"chdir":      80,
+			"rename":     82,
+			"mkdir":      83,
+			"rmdir":      84,
+			"link":       86,
+			"unlink":     87,
+			"symlink":    88,
+			"readlink":   89,
+			"chown":      92,
+			"lchown":     94,
+			"getxattr":   191,
+			"lgetxattr":  192,
+			"listxattr":  194,
+			"llistxattr": 195,
+			"mkdirat":    258,
+			"fchownat":   260,
+			"newfstatat": 262,
+			"unlinkat":   263,
+			"renameat":   264,
+			"linkat":     265,
+			"symlinkat":  266,
+			"readlinkat": 267,
+			"faccessat":  269,
+			"utimensat":  280,
+			"renameat2":  316,
+			"execveat":   322,
+			"statx":      332,
+			"faccessat2": 439,
 		},
 	},
 	ArchARM64: {
@@ -248,6 +287,27 @@ var tables = map[Arch]table{
 			"fchmodat":          53,
 			"openat2":           437,
 			"fchmodat2":         452,
+			"getxattr":          8,
+			"lgetxattr":         9,
+			"listxattr":         11,
+			"llistxattr":        12,
+			"mkdirat":           34,
+			"unlinkat":          35,
+			"symlinkat":         36,
+			"linkat":            37,
+			"renameat":          38,
+			"truncate":          45,
+			"faccessat":         48,
+			"chdir":             49,
+			"fchownat":          54,
+			"readlinkat":        78,
+			"newfstatat":        79,
+			"utimensat":         88,
+			"execve":            221,
+			"renameat2":         276,
+			"execveat":          281,
+			"statx":             291,
+			"faccessat2":        439,
 		},
 	},
 }
@@ -363,6 +423,25 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		}
 		a.jumpIf(bpf.JumpEqual, nr("openat2"), "enosys", "")
 	}
+	if r.Observe.Paths {
+		if r.BlockSetID {
+			return nil, errors.New("seccomp: the file observer's rules cannot go with BlockSetID")
+		}
+		for _, name := range ObserverPathSyscalls {
+			if n, ok := t.nr[name]; ok {
+				a.jumpIf(bpf.JumpEqual, uint32(n), "observe", "")
+			}
+		}
+		if r.Observe.Writes {
+			if n, ok := t.nr["open"]; ok {
+				a.jumpIf(bpf.JumpEqual, uint32(n), "observe_flags1", "")
+			}
+			a.jumpIf(bpf.JumpEqual, nr("openat"), "observe_flags2", "")
+			if n, ok := t.nr["creat"]; ok {
+				a.jumpIf(bpf.JumpEqual, uint32(n), "observe", "")
+			}
+		}
+	}
 	if r.Network != NetworkUnfiltered {
 		a.jumpIf(bpf.JumpEqual, nr("socket"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
@@ -425,6 +504,19 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.label("enosys")
 		a.ret(RetErrno | errnoENOSYS)
 	}
+	if r.Observe.Paths {
+		if r.Observe.Writes {
+			for _, i := range []int{1, 2} {
+				// Flags are a C int: the low half counts.
+				a.label(fmt.Sprintf("observe_flags%d", i))
+				a.load(offArgLow(i))
+				a.jumpIf(bpf.JumpBitsSet, observerWriteFlags, "observe", "")
+				a.ret(RetAllow)
+			}
+		}
+		a.label("observe")
+		a.ret(RetUserNotif)
+	}
 	a.label("allow")
 	a.ret(RetAllow)
 	a.label("eperm")
@@ -436,6 +528,30 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 	}
 	return prog, nil
 }
+
+// ObserverPathSyscalls are the syscalls that change a name in a
+// directory: the file observer's filter sends each to the supervisor, which
+// logs those that name a denied or protected path and lets every one go on
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the kernel refuses them as before.
+var ObserverPathSyscalls = []string{
+	"rename", "renameat", "renameat2", "unlink", "unlinkat", "rmdir",
+	"link", "linkat", "symlink", "symlinkat", "mkdir", "mkdirat", "mknod", "mknodat", "truncate",
+}
+
+// Observe selects the file observer's rules (see ObserverPathSyscalls).
+type Observe struct {
+	// Paths sends every syscall of ObserverPathSyscalls to the
+	// supervisor.
+	Paths bool
+	// Writes sends every open, openat and creat that may write (O_WRONLY,
+	// O_RDWR, O_CREAT or O_TRUNC) too. openat2's flags are behind a
+	// pointer: the base filter refuses openat2 (BlockSetID) in every
+	// enforcing profile.
+	Writes bool
+}
+
+// observerWriteFlags are O_WRONLY|O_RDWR|O_CREAT|O_TRUNC.
+const observerWriteFlags = 0o1 | 0o2 | 0o100 | 0o1000
 
 // asm is a tiny assembler with forward labels for conditional jumps.
 type asm struct {

@@ -153,7 +153,7 @@ func AllowThreadGroup(pid int) func(tid int) bool {
 // others are passed to denied (if not nil), while the caller is still
 // blocked and its /proc entries can be read, and then fail with EACCES. The caller keeps ownership of listener.
 func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool, denied func(n Notification)) error {
-	return SuperviseChildren(listener, stop, allow, nil, denied)
+	return SuperviseChildren(listener, stop, allow, nil, denied, nil)
 }
 
 // Reply answers one notification. Every method may be called from any
@@ -257,8 +257,10 @@ func send(listener int, resp *seccompNotifResp) error {
 // refuses goes first to child (when not nil), which may answer it itself
 // through r, now or later from another goroutine, and then returns true;
 // when it returns false the call is refused (denied, then EACCES) as
-// SuperviseUntil does.
-func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification)) error {
+// SuperviseUntil does. A notification that observe (when not nil) claims,
+// one of the file observer's syscalls (Rules.Observe), goes on whoever made
+// it, after observe looked at it.
+func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification), observe func(n Notification) bool) error {
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	if stop != nil {
 		var p [2]int
@@ -303,7 +305,7 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 		}
 		// POLLIN: a notification is pending, so RECV does not block (it
 		// may fail with ENOENT if the caller went away meanwhile).
-		if err := handleOne(listener, allow, child, denied); err != nil {
+		if err := handleOne(listener, allow, child, denied, observe); err != nil {
 			return err
 		}
 	}
@@ -317,7 +319,7 @@ func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
 	return nil
 }
 
-func handleOne(listener int, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification)) error {
+func handleOne(listener int, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification) bool) error {
 	var req seccompNotif // must be zeroed for NOTIF_RECV
 	for {
 		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
@@ -334,6 +336,9 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
 	}
 	n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
+	if observe != nil && observe(n) {
+		return send(listener, &seccompNotifResp{id: n.ID, flags: userNotifFlagContinue})
+	}
 
 	ok := n.Pid > 0 && allow != nil && allow(n.Pid)
 
@@ -360,4 +365,68 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 		}
 	}
 	return send(listener, &resp)
+}
+
+// ObserveUntil answers every notification on listener by letting the
+// syscall go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE), after seen has looked
+// at it (the caller is still blocked in the syscall, so its memory and
+// /proc entries can be read), until stop is closed or no task uses the
+// filter any more. It never refuses anything: the kernel decides.
+func ObserveUntil(listener int, stop <-chan struct{}, seen func(n Notification)) error {
+	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return fmt.Errorf("seccomp: pipe: %w", err)
+	}
+	defer unix.Close(p[0])
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		defer unix.Close(p[1])
+		select {
+		case <-stop:
+			unix.Write(p[1], []byte{0})
+		case <-done:
+		}
+	}()
+	fds = append(fds, unix.PollFd{Fd: int32(p[0]), Events: unix.POLLIN})
+	for {
+		for i := range fds {
+			fds[i].Revents = 0
+		}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return fmt.Errorf("seccomp: poll: %w", err)
+		}
+		if fds[1].Revents != 0 {
+			return nil
+		}
+		rev := fds[0].Revents
+		if rev&unix.POLLNVAL != 0 {
+			return fmt.Errorf("seccomp: listener fd %d is not open", listener)
+		}
+		if rev&unix.POLLIN == 0 {
+			if rev&(unix.POLLHUP|unix.POLLERR) != 0 {
+				return nil
+			}
+			continue
+		}
+		var req seccompNotif
+		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
+		if err == unix.EINTR || err == unix.ENOENT {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
+		}
+		n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
+		if n.Pid > 0 && seen != nil {
+			seen(n)
+		}
+		if err := send(listener, &seccompNotifResp{id: n.ID, flags: userNotifFlagContinue}); err != nil {
+			return err
+		}
+	}
 }

@@ -85,6 +85,11 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 			yama = "ptrace_scope " + strings.TrimSpace(string(data))
 		}
 		fmt.Fprintf(w, "ptrace:     Yama %s; not needed: no sandbox can write another process's memory (/proc is read-only under bwrap and not writable under Landlock; ptrace, process_vm_writev and pidfd_getfd are refused to children under restrict_network)\n", yama)
+		if ok, why := launcher.FuseStatus(); ok {
+			fmt.Fprintf(w, "fuse:       %s opens: touches of denied paths are logged (the mask observer)\n", launcher.FuseDevice)
+		} else {
+			fmt.Fprintf(w, "fuse:       no file violations on denied paths: %s (renames, removals, links and writes are still logged)\n", printable.String(why))
+		}
 		if abi := launcher.LandlockABI(); abi > 0 {
 			fmt.Fprintf(w, "landlock:   ABI %d\n", abi)
 		} else {

@@ -21,6 +21,7 @@ import (
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/sbpl"
 )
 
 func checkTarget(t string) error {
@@ -195,6 +196,7 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	n := networkWords(p)
 	fmt.Fprintf(w, "\nnetwork:\n  the wrapped command: %s\n  its children:        %s\n", n["command"], n["children"])
 	explainAgent(w, p)
+	explainViolations(w, plan)
 	if p.Enforce && p.Target == "linux" {
 		explainKernel(w, plan)
 	}
@@ -317,6 +319,56 @@ func explainKernel(w io.Writer, plan *launcher.Plan) {
 	}
 }
 
+// violationWords says, line by line, whether and how this run observes
+// attempts on denied and protected paths (logged as "violation" events).
+func violationWords(plan *launcher.Plan) []string {
+	p := plan.Policy
+	switch plan.Backend {
+	case launcher.BackendBwrap:
+		protected := 0
+		for _, q := range p.Protected {
+			if p.Exposed(q) {
+				protected++
+			}
+		}
+		if mode, _ := launcher.ObserveMode(); mode == launcher.ObserveOff {
+			return []string{"not observed: GROK_SANDBOX_OBSERVE=off (every access is refused all the same)"}
+		}
+		if len(p.Masks) == 0 && protected == 0 {
+			return []string{"none to observe: no deny entry matched and nothing is hook-protected"}
+		}
+		var lines []string
+		if len(p.Masks) > 0 {
+			if ok, why := launcher.FuseStatus(); ok {
+				lines = append(lines, "denied paths: every open, stat, listing and exec is observed by the masks' own file system (FUSE, served by the init stage's observer); other paths cost nothing")
+			} else {
+				lines = append(lines, "denied paths: opens, stats, listings and execs are NOT observed in this run: "+printable.String(why)+" (they are refused all the same)")
+			}
+			lines = append(lines, "renames, removals and links of denied paths, writes to them: observed (a seccomp filter on the command)")
+		}
+		if protected > 0 {
+			lines = append(lines, "writes, renames and removals under protected paths: observed (a seccomp filter on the command)")
+		}
+		return lines
+	case launcher.BackendLandlock:
+		return []string{"not observed under the Landlock backend (every access is refused all the same)"}
+	case launcher.BackendSeatbelt:
+		return []string{"Seatbelt reports each denial to the system log; each deny rule names its entry: " + seatbeltLogCommand}
+	}
+	return []string{"not observed: nothing is enforced"}
+}
+
+// seatbeltLogCommand shows the system log's reports of the denials of deny
+// rules (see sbpl's "with message").
+const seatbeltLogCommand = `log stream --style compact --predicate 'sender == "Sandbox" AND eventMessage CONTAINS "` + sbpl.MessagePrefix + `"'`
+
+func explainViolations(w io.Writer, plan *launcher.Plan) {
+	fmt.Fprintln(w, "\nviolations (attempts on denied and protected paths, logged to the event log):")
+	for _, l := range violationWords(plan) {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
 // accessWord is an access as the JSON documents spell it.
 func accessWord(a policy.Access) string {
 	switch a {
@@ -404,6 +456,7 @@ func explainDoc(plan *launcher.Plan) map[string]any {
 		"protected":        prot,
 		"pinned":           nonNil(p.Pinned),
 		"network":          networkWords(p),
+		"violations":       violationWords(plan),
 		"allow_hosts":      allowHosts(p),
 		"environment":      envNames(plan.Environ),
 		"warnings":         nonNil(plan.Warnings()),

@@ -1,0 +1,519 @@
+package sandboxinit
+
+// The mask observer: where the launcher could hand over /dev/fuse, the
+// masks' sources are not files of a private tmpfs but nodes of a small FUSE
+// file system that a helper process of the init stage serves. Each mask is
+// a node of its own, empty, mode 0000, on a read-only mount, and the mount
+// uses default_permissions: the kernel refuses every access by its own
+// permission check, exactly as it refuses the tmpfs masks, and the helper
+// never decides anything. It is only asked, because every attribute it
+// hands out expires at once (attr_valid 0), to refresh a mask's attributes
+// whenever a process touches it: a stat, an open, a directory listing, an
+// exec, a truncate, a walk into a masked directory. While the caller waits
+// for the answer, /proc/PID/syscall names the syscall it is in, which gives
+// the operation; the node gives the mask, and so the deny entry. Unrelated
+// I/O never reaches the helper: it costs nothing.
+//
+// A helper that dies ends the connection, and every mask then fails with
+// ENOTCONN: still refused. One that stops answering is cut off by the
+// kernel's request timeout (negotiated at INIT where the kernel has it).
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/seccomp"
+)
+
+// maskObserverArg runs the init stage as the mask observer.
+const maskObserverArg = "--mask-observer"
+
+// FUSE opcodes and flags this file system uses (linux/fuse.h).
+const (
+	fuseLookup      = 1
+	fuseForget      = 2
+	fuseGetattr     = 3
+	fuseStatfs      = 17
+	fuseInit        = 26
+	fuseInterrupt   = 36
+	fuseDestroy     = 38
+	fuseBatchForget = 42
+
+	fuseInitExt        = 1 << 30
+	fuseRequestTimeout = 1 << 10 // FUSE_REQUEST_TIMEOUT (bit 42) in flags2
+
+	fuseRootID = 1
+
+	inHeaderLen  = 40
+	outHeaderLen = 16
+	attrLen      = 88
+)
+
+// observerTimeout is the request timeout, in seconds, asked of the kernel:
+// a helper that stops answering is cut off (every mask then fails with
+// ENOTCONN) instead of holding the processes that touch a mask.
+const observerTimeout = 2
+
+// maskNode is one mask's node: nodeid i+2 is masks[i], named "i" in the
+// root directory.
+func maskNodeName(i int) string { return strconv.Itoa(i) }
+
+// fuseServer serves the masks' nodes on dev.
+type fuseServer struct {
+	dev   int
+	masks []policy.Mask
+	// setup is the init stage's pid: its own lookups and checks are not
+	// violations.
+	setup int
+	arch  seccomp.Arch
+	send  func(fileViolation)
+}
+
+// fileViolation is what the observer tells the init stage about one
+// touch of a mask; the init stage logs it (rate-limited).
+type fileViolation struct {
+	Comm   string `json:"comm"`
+	Op     string `json:"op"`
+	Path   string `json:"path"`
+	Entry  string `json:"entry"`
+	Source string `json:"source,omitempty"`
+	// Lost counts the violations before this one that could not be sent.
+	Lost int `json:"lost,omitempty"`
+}
+
+func (s *fuseServer) attr(node uint64) []byte {
+	b := make([]byte, attrLen)
+	le := binary.LittleEndian
+	le.PutUint64(b[0:], node) // ino
+	mode, nlink := uint32(unix.S_IFREG), uint32(1)
+	if node == fuseRootID {
+		mode, nlink = unix.S_IFDIR|0o500, 2
+	} else if i := int(node) - 2; i >= 0 && i < len(s.masks) && s.masks[i].Dir {
+		mode, nlink = unix.S_IFDIR, 2
+	}
+	le.PutUint32(b[60:], mode)
+	le.PutUint32(b[64:], nlink)
+	le.PutUint32(b[68:], uint32(os.Getuid()))
+	le.PutUint32(b[72:], uint32(os.Getgid()))
+	le.PutUint32(b[80:], 4096) // blksize
+	return b
+}
+
+func (s *fuseServer) reply(unique uint64, errno unix.Errno, body []byte) {
+	out := make([]byte, outHeaderLen+len(body))
+	le := binary.LittleEndian
+	le.PutUint32(out[0:], uint32(len(out)))
+	le.PutUint32(out[4:], uint32(-int32(errno)))
+	le.PutUint64(out[8:], unique)
+	copy(out[outHeaderLen:], body)
+	for {
+		_, err := unix.Write(s.dev, out)
+		if err != unix.EINTR {
+			return // ENOENT: the request was interrupted meanwhile
+		}
+	}
+}
+
+// serve answers requests until the connection ends.
+func (s *fuseServer) serve() {
+	buf := make([]byte, 1<<17+4096)
+	le := binary.LittleEndian
+	for {
+		n, err := unix.Read(s.dev, buf)
+		if err == unix.EINTR || err == unix.ENOENT || err == unix.EAGAIN {
+			continue
+		}
+		if err != nil || n < inHeaderLen {
+			return // ENODEV: unmounted, the sandbox is gone
+		}
+		req := buf[:n]
+		op := le.Uint32(req[4:])
+		unique := le.Uint64(req[8:])
+		node := le.Uint64(req[16:])
+		pid := int(le.Uint32(req[32:]))
+		body := req[inHeaderLen:]
+		switch op {
+		case fuseInit:
+			s.reply(unique, 0, s.initOut(body))
+		case fuseLookup:
+			name := strings.TrimRight(string(body), "\x00")
+			i, err := strconv.Atoi(name)
+			if node != fuseRootID || err != nil || i < 0 || i >= len(s.masks) || maskNodeName(i) != name {
+				s.reply(unique, unix.ENOENT, nil)
+				continue
+			}
+			e := make([]byte, 40)
+			le.PutUint64(e[0:], uint64(i+2)) // nodeid; generation, entry and attr validity 0
+			s.reply(unique, 0, append(e, s.attr(uint64(i+2))...))
+		case fuseGetattr:
+			if i := int(node) - 2; i >= 0 && i < len(s.masks) && pid > 0 && !s.ofSetup(pid) {
+				s.observe(pid, s.masks[i])
+			}
+			a := make([]byte, 16) // attr_valid 0: the next touch asks again
+			s.reply(unique, 0, append(a, s.attr(node)...))
+		case fuseStatfs:
+			s.reply(unique, 0, make([]byte, 80))
+		case fuseForget, fuseBatchForget, fuseInterrupt:
+			// No reply.
+		case fuseDestroy:
+			s.reply(unique, 0, nil)
+			return
+		default:
+			// Nothing else can reach a node that the kernel's permission
+			// check refuses everything; ENOSYS also stops the kernel
+			// asking again (xattrs, say).
+			s.reply(unique, unix.ENOSYS, nil)
+		}
+	}
+}
+
+func (s *fuseServer) initOut(in []byte) []byte {
+	le := binary.LittleEndian
+	out := make([]byte, 64)
+	minor := uint32(0)
+	var flags, flags2 uint32
+	if len(in) >= 16 {
+		minor = le.Uint32(in[4:])
+		flags = le.Uint32(in[12:])
+	}
+	if len(in) >= 20 && flags&fuseInitExt != 0 {
+		flags2 = le.Uint32(in[16:])
+	}
+	le.PutUint32(out[0:], 7)
+	le.PutUint32(out[4:], minor)
+	le.PutUint32(out[20:], 4096) // max_write
+	le.PutUint32(out[24:], 1)    // time_gran
+	if flags2&fuseRequestTimeout != 0 {
+		le.PutUint32(out[12:], fuseInitExt)
+		le.PutUint32(out[32:], fuseRequestTimeout)
+		le.PutUint16(out[40:], observerTimeout)
+	}
+	if minor < 23 {
+		return out[:24]
+	}
+	return out
+}
+
+// ofSetup says whether tid (a request carries the caller's thread id) is
+// a thread of the init stage: its own checks are not violations.
+func (s *fuseServer) ofSetup(tid int) bool {
+	if tid == s.setup {
+		return true
+	}
+	tgid, err := seccomp.Tgid(tid)
+	return err == nil && tgid == s.setup
+}
+
+// observe reports that pid touched mask m: the operation is the syscall
+// pid is blocked in (it waits for this very answer).
+func (s *fuseServer) observe(pid int, m policy.Mask) {
+	op := "access"
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall"); err == nil {
+		op = syscallOp(s.arch, string(b), m.Dir)
+	}
+	comm := "?"
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+		comm = strings.TrimSpace(string(b))
+	}
+	s.send(fileViolation{Comm: comm, Op: op, Path: m.Path, Entry: m.Entry, Source: m.Source})
+}
+
+// syscallOp names the operation of a /proc/PID/syscall line ("NR ARG0 ...
+// ARG5 SP PC", in hex but NR).
+func syscallOp(arch seccomp.Arch, line string, dir bool) string {
+	f := strings.Fields(line)
+	if len(f) < 4 {
+		return "access"
+	}
+	nr, err := strconv.Atoi(f[0])
+	if err != nil {
+		return "access"
+	}
+	arg := func(i int) uint64 {
+		v, _ := strconv.ParseUint(strings.TrimPrefix(f[1+i], "0x"), 16, 64)
+		return v
+	}
+	name := seccomp.SyscallName(arch, int32(nr))
+	switch name {
+	case "open", "openat", "creat", "openat2":
+		flags := uint64(0)
+		switch name {
+		case "open":
+			flags = arg(1)
+		case "openat":
+			flags = arg(2)
+		case "creat":
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC
+		}
+		switch {
+		case flags&(unix.O_WRONLY|unix.O_RDWR) != 0 && flags&unix.O_TRUNC != 0:
+			return "truncate"
+		case flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC) != 0:
+			return "write"
+		case flags&unix.O_DIRECTORY != 0 || dir:
+			return "list"
+		}
+		return "open"
+	case "execve", "execveat", "uselib":
+		return "exec"
+	case "truncate":
+		return "truncate"
+	case "chdir":
+		return "list"
+	case "rename", "renameat", "renameat2":
+		return "rename"
+	case "link", "linkat", "symlink", "symlinkat":
+		return "link"
+	case "unlink", "unlinkat", "rmdir":
+		return "remove"
+	case "mkdir", "mkdirat", "mknod", "mknodat":
+		return "create"
+	case "chmod", "fchmodat", "fchmodat2", "chown", "lchown", "fchownat", "utimes", "utimensat", "futimesat", "utime",
+		"setxattr", "lsetxattr", "removexattr", "lremovexattr":
+		return "change"
+	}
+	return "stat" // stat, lstat, newfstatat, statx, access, faccessat, readlink, getxattr, ...
+}
+
+// startMaskObserver reopens the /dev/fuse the launcher handed over (the
+// connection must be opened in this user namespace), mounts the masks'
+// file system read-only on mnt and starts the observer process that serves
+// it, with every capability dropped. The channel to it ends on
+// FDObserver, which outlives the init stage's re-exec.
+func startMaskObserver(mnt string, masks []policy.Mask) error {
+	dev, err := unix.Open("/proc/self/fd/"+strconv.Itoa(FDFuse), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	unix.Close(FDFuse)
+	if err != nil {
+		return fmt.Errorf("opening /dev/fuse: %v", err)
+	}
+	// The mount names the descriptor by number: it must stay open until
+	// then (fuseFile's deferred Close).
+	// The descriptors the observer gets are closed here through their
+	// os.File only (never also by number: a finalizer would close the
+	// number again, whatever it names by then).
+	fuseFile := os.NewFile(uintptr(dev), "fuse")
+	defer fuseFile.Close()
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socketpair: %v", err)
+	}
+	theirs := os.NewFile(uintptr(sp[1]), "observer")
+	defer theirs.Close()
+	data, err := json.Marshal(masks)
+	if err != nil {
+		unix.Close(sp[0])
+		return err
+	}
+	cfg, err := memfdWith("grok-sandbox-masks", data)
+	if err != nil {
+		unix.Close(sp[0])
+		return err
+	}
+	cfgFile := os.NewFile(uintptr(cfg), "masks")
+	defer cfgFile.Close()
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: the thread that dropped the capabilities ends
+		// with the goroutine.
+		runtime.LockOSThread()
+		errc <- func() error {
+			if err := dropCapabilities(); err != nil {
+				return err
+			}
+			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, maskObserverArg, strconv.Itoa(os.Getpid())},
+				Env: []string{}, Stderr: os.Stderr, ExtraFiles: []*os.File{fuseFile, theirs, cfgFile}}
+			return startClean(cmd)
+		}()
+	}()
+	if err := <-errc; err != nil {
+		unix.Close(sp[0])
+		return fmt.Errorf("starting the observer: %v", err)
+	}
+	opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d,default_permissions,allow_other", dev, os.Getuid(), os.Getgid())
+	// Not noexec: the kernel would refuse an exec at the mount, before
+	// the node is asked, and it would go unseen. Mode 0000 refuses it
+	// all the same (an exec needs an execute bit, whatever the caller's
+	// capabilities), and nosuid stays.
+	if err := unix.Mount("grok-sandbox-masks", mnt, "fuse", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		unix.Close(sp[0])
+		return fmt.Errorf("mounting the masks' file system: %v", err)
+	}
+	_ = unix.Close(FDObserver)
+	if err := unix.Dup3(sp[0], FDObserver, 0); err != nil {
+		unix.Close(sp[0])
+		return fmt.Errorf("dup3: %v", err)
+	}
+	unix.Close(sp[0])
+	return nil
+}
+
+// memfdWith is a sealed-by-use memfd holding data, rewound.
+func memfdWith(name string, data []byte) (int, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("memfd_create: %v", err)
+	}
+	if _, err := unix.Write(fd, data); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// runMaskObserver is the observer process: fd 3 is the FUSE connection, fd 4
+// its channel to the init stage, fd 5 the masks; setup is the init
+// stage's pid.
+func runMaskObserver(args []string) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: mask observer: "+format+"\n", a...)
+		return ExitRefused
+	}
+	if len(args) != 2 {
+		return fail("usage")
+	}
+	setup, err := strconv.Atoi(args[1])
+	if err != nil {
+		return fail("bad pid %q", args[1])
+	}
+	if err := VerifyThread(1, true); err != nil {
+		return fail("%v", err)
+	}
+	const dev, ch, cfg = 3, 4, 5
+	for _, fd := range []int{dev, ch, cfg} {
+		unix.CloseOnExec(fd)
+	}
+	data, err := readFD(cfg)
+	unix.Close(cfg)
+	if err != nil {
+		return fail("reading the masks: %v", err)
+	}
+	var masks []policy.Mask
+	if err := json.Unmarshal(data, &masks); err != nil {
+		return fail("bad masks: %v", err)
+	}
+	arch, err := seccomp.HostArch()
+	if err != nil {
+		return fail("%v", err)
+	}
+	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch}
+	lost := 0
+	s.send = func(v fileViolation) {
+		v.Lost = lost
+		b, err := json.Marshal(v)
+		if err == nil {
+			err = unix.Send(ch, b, unix.MSG_DONTWAIT)
+		}
+		if err != nil {
+			lost++
+			return
+		}
+		lost = 0
+	}
+	s.serve()
+	return 0
+}
+
+// maskReports is the init stage's end of the observer's channel.
+type maskReports struct {
+	done chan struct{}
+}
+
+// watchMaskObserver logs what the observer reports on fd into v until the
+// observer is gone, or stop is closed and what it sent is read; when the
+// observer is gone before, it says so in the log.
+func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports {
+	r := &maskReports{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		buf := make([]byte, 8192)
+		stopping := false
+		for {
+			flags := 0
+			if stopping {
+				flags = unix.MSG_DONTWAIT
+			} else {
+				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				if _, err := unix.Poll(fds, 100); err != nil && err != unix.EINTR {
+					return
+				}
+				if fds[0].Revents == 0 {
+					select {
+					case <-stop:
+						stopping = true
+					default:
+					}
+					continue
+				}
+			}
+			n, _, err := unix.Recvfrom(fd, buf, flags)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || n == 0 {
+				if !stopping {
+					v.notice("the file violation observer is gone: touches of denied paths are no longer logged in this run (they are still refused)")
+				}
+				return
+			}
+			var fv fileViolation
+			if json.Unmarshal(buf[:n], &fv) == nil {
+				v.lost(fv.Lost)
+				v.logFile(fv)
+			}
+		}
+	}()
+	return r
+}
+
+// wait waits, a bounded time, for the reports already sent to be read.
+func (r *maskReports) wait() {
+	select {
+	case <-r.done:
+	case <-time.After(time.Second):
+	}
+}
+
+// startClean starts cmd, a helper of the init stage's, with no descriptor
+// of the init stage's but cmd's own: every descriptor is close-on-exec for
+// the fork, and those that were not are made so again afterwards (the
+// init stage keeps them across its re-exec). A helper cannot close them
+// itself: by then its Go runtime may have opened its own under the same
+// numbers.
+func startClean(cmd *exec.Cmd) error {
+	var inherit []int
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			inherit = append(inherit, fd)
+		}
+	}
+	for _, fd := range inherit {
+		unix.CloseOnExec(fd)
+	}
+	err = cmd.Start()
+	for _, fd := range inherit {
+		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+	}
+	return err
+}

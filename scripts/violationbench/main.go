@@ -1,0 +1,135 @@
+// Command violationbench measures what observing violations costs a
+// file-heavy workload: `rg --files` over a 200,000-file tree and
+// `git status` in a repository of the same tree, each run through
+// `grok-sandbox run` under one profile with 1,000 masks (a glob matching
+// one file in each of 1,000 directories), with the observer on (the
+// default) and off (GROK_SANDBOX_OBSERVE=off), interleaved in one run.
+//
+//	go build -o /var/tmp/grok-sandbox . && go run ./scripts/violationbench -bin /var/tmp/grok-sandbox -dir /var/tmp/violationbench
+//
+// Two layouts of the masked files: "ignored" (listed in .gitignore, as
+// secrets usually are: git status never stats them, rg --files never
+// opens them) and "tracked" (committed, so git status stats every one,
+// each a round trip to the mask observer). The tree is made once, outside
+// /tmp (which every profile may write).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "grok-sandbox", "the grok-sandbox binary")
+	dir := flag.String("dir", "/var/tmp/violationbench", "a directory outside /tmp for the trees")
+	n := flag.Int("n", 15, "runs of each")
+	flag.Parse()
+	home := filepath.Join(*dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".grok"), 0o700); err != nil {
+		fail("%v", err)
+	}
+	toml := "[profiles.bench]\ndeny = [\"**/secret.key\"]\n"
+	if err := os.WriteFile(filepath.Join(home, ".grok", "sandbox.toml"), []byte(toml), 0o644); err != nil {
+		fail("%v", err)
+	}
+	for _, layout := range []string{"ignored", "tracked"} {
+		tree := filepath.Join(*dir, layout)
+		if _, err := os.Stat(filepath.Join(tree, ".git")); err != nil {
+			if err := generate(tree, layout == "ignored"); err != nil {
+				fail("%v", err)
+			}
+		}
+		for _, w := range []struct {
+			name string
+			argv []string
+		}{
+			{"rg --files", []string{"rg", "--files", "--hidden", "-g", "!.git"}},
+			{"git status", []string{"git", "status", "--porcelain"}},
+		} {
+			run := func(observe string) time.Duration {
+				cmd := exec.Command(*bin, append([]string{"run", "--profile", "bench", "--"}, w.argv...)...)
+				cmd.Dir, cmd.Stderr = tree, os.Stderr
+				cmd.Env = append(os.Environ(), "HOME="+home, "GROK_HOME=", "GROK_SANDBOX_OBSERVE="+observe)
+				start := time.Now()
+				if out, err := cmd.Output(); err != nil {
+					fail("%s (%s): %v: %s", w.name, layout, err, out)
+				}
+				return time.Since(start)
+			}
+			run("")
+			run("off")
+			var on, off []time.Duration
+			for i := 0; i < *n; i++ {
+				if i%2 == 0 {
+					on = append(on, run(""))
+					off = append(off, run("off"))
+				} else {
+					off = append(off, run("off"))
+					on = append(on, run(""))
+				}
+			}
+			mon, moff := median(on), median(off)
+			fmt.Printf("%-10s %-8s observer on %7.1f ms, off %7.1f ms: ratio %.3f (medians of %d, interleaved)\n",
+				w.name, layout, ms(mon), ms(moff), float64(mon)/float64(moff), *n)
+		}
+	}
+}
+
+// generate makes a git repository of 200,000 files in 10,000 directories,
+// with secret.key in every tenth one (1,000 masks), committed or ignored.
+func generate(root string, ignored bool) error {
+	for d := 0; d < 10000; d++ {
+		dir := filepath.Join(root, fmt.Sprintf("p%02d", d%100), fmt.Sprintf("d%04d", d))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		files := 20
+		if d%10 == 0 {
+			files = 19
+			if err := os.WriteFile(filepath.Join(dir, "secret.key"), []byte("KEY\n"), 0o644); err != nil {
+				return err
+			}
+		}
+		for f := 0; f < files; f++ {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", f)), []byte("x\n"), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	if ignored {
+		if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("secret.key\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"add", "-A"},
+		{"-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "tree"},
+		{"status", "--porcelain"}, // writes the index's stat data once
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
+}
+
+func median(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "violationbench: "+format+"\n", args...)
+	os.Exit(1)
+}
