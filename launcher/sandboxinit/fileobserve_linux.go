@@ -75,7 +75,7 @@ func (w *pathWatch) seen(v *violations, n seccomp.Notification) bool {
 		if pa[0] >= 0 {
 			dirfd = int(int32(n.Args[pa[0]]))
 		}
-		path, ok := tracedPath(n.Pid, dirfd, n.Args[pa[1]])
+		path, ok := tracedPath(n.Pid, dirfd, n.Args[pa[1]], w.inMask)
 		if !ok {
 			continue
 		}
@@ -127,6 +127,18 @@ func pathOp(name string, n seccomp.Notification) string {
 	return "write"
 }
 
+// inMask says whether path is a mask or lies in one.
+func (w *pathWatch) inMask(path string) bool {
+	for p := path; ; p = filepath.Dir(p) {
+		if _, ok := w.masks[p]; ok {
+			return true
+		}
+		if p == "/" || p == "." {
+			return false
+		}
+	}
+}
+
 // match says which entry path violates under op.
 func (w *pathWatch) match(path, op string) (entry, source string, ok bool) {
 	if m, hit := w.masks[path]; hit {
@@ -146,7 +158,7 @@ func (w *pathWatch) match(path, op string) (entry, source string, ok bool) {
 // against dirfd (AT_FDCWD: its working directory), with the directories
 // above it resolved (the last component is what the syscall acts on, not
 // what it may point to).
-func tracedPath(tid, dirfd int, addr uint64) (string, bool) {
+func tracedPath(tid, dirfd int, addr uint64, within func(string) bool) (string, bool) {
 	if addr == 0 {
 		return "", false
 	}
@@ -177,8 +189,18 @@ func tracedPath(tid, dirfd int, addr uint64) (string, bool) {
 	if p == "/" {
 		return p, true
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+	if dir, err := evalParents(filepath.Dir(p), within); err == nil {
 		p = filepath.Join(dir, filepath.Base(p))
 	}
 	return p, true
+}
+
+// evalParents is filepath.EvalSymlinks of dir, but dir as it is when it
+// lies in a mask (within says so): walking into a mask would ask its node,
+// and the observer logs the threads of the init stage no more than any.
+func evalParents(dir string, within func(string) bool) (string, error) {
+	if within != nil && within(dir) {
+		return dir, nil
+	}
+	return filepath.EvalSymlinks(dir)
 }

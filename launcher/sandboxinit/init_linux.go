@@ -518,17 +518,27 @@ func verifyPaths(c LayerCheck) error {
 			return err
 		}
 	}
+	// The attributes the kernel has (AT_STATX_DONT_SYNC): a mask of the
+	// mask observer's is not asked again, once per mask, what it answered
+	// at its mount. Every mask of one file system shares its superblock,
+	// read-only as a whole: one statfs per device says so for all of them.
+	readOnlyDev := map[uint64]bool{}
 	for _, path := range c.Masked {
-		var st unix.Stat_t
-		if err := unix.Lstat(path, &st); err != nil {
+		var st unix.Statx_t
+		if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_MODE, &st); err != nil {
 			return fmt.Errorf("masked path %s: %v", path, err)
 		}
 		if st.Mode&0o7777 != 0 {
 			return fmt.Errorf("masked path %s is not masked (mode %#o)", path, st.Mode&0o7777)
 		}
+		dev := unix.Mkdev(st.Dev_major, st.Dev_minor)
+		if readOnlyDev[dev] {
+			continue
+		}
 		if err := readOnlyMount(path); err != nil {
 			return err
 		}
+		readOnlyDev[dev] = true
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -127,6 +128,7 @@ func (s *fuseServer) reply(unique uint64, errno unix.Errno, body []byte) {
 // serve answers requests until the connection ends.
 func (s *fuseServer) serve() {
 	buf := make([]byte, 1<<17+4096)
+	proc := make([]byte, 4096)
 	le := binary.LittleEndian
 	for {
 		n, err := unix.Read(s.dev, buf)
@@ -156,8 +158,11 @@ func (s *fuseServer) serve() {
 			le.PutUint64(e[0:], uint64(i+2)) // nodeid; generation, entry and attr validity 0
 			s.reply(unique, 0, append(e, s.attr(uint64(i+2))...))
 		case fuseGetattr:
-			if i := int(node) - 2; i >= 0 && i < len(s.masks) && pid > 0 && !s.ofSetup(pid) {
-				s.observe(pid, s.masks[i])
+			// Reported before the answer: the caller's syscall is what it
+			// is blocked in, and the report is queued to the init stage
+			// before the caller can go on (and the sandbox end).
+			if i := int(node) - 2; i >= 0 && i < len(s.masks) && pid > 0 && pid != s.setup {
+				s.observe(pid, s.masks[i], proc)
 			}
 			a := make([]byte, 16) // attr_valid 0: the next touch asks again
 			s.reply(unique, 0, append(a, s.attr(node)...))
@@ -204,28 +209,42 @@ func (s *fuseServer) initOut(in []byte) []byte {
 	return out
 }
 
-// ofSetup says whether tid (a request carries the caller's thread id) is
-// a thread of the init stage: its own checks are not violations.
-func (s *fuseServer) ofSetup(tid int) bool {
-	if tid == s.setup {
-		return true
+// observe reports tid's touch of mask m, unless tid is a thread of the
+// init stage (its own checks are not violations): the operation is the
+// syscall tid is blocked in (it waits for this very answer). Two small
+// reads of /proc into buf: this is on the caller's path.
+func (s *fuseServer) observe(tid int, m policy.Mask, buf []byte) {
+	dir := "/proc/" + strconv.Itoa(tid)
+	comm, tgid := "?", -1
+	for _, line := range strings.SplitN(readProc(dir+"/status", buf), "\n", 8) {
+		if v, ok := strings.CutPrefix(line, "Name:"); ok {
+			comm = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			tgid, _ = strconv.Atoi(strings.TrimSpace(v))
+		}
 	}
-	tgid, err := seccomp.Tgid(tid)
-	return err == nil && tgid == s.setup
-}
-
-// observe reports that pid touched mask m: the operation is the syscall
-// pid is blocked in (it waits for this very answer).
-func (s *fuseServer) observe(pid int, m policy.Mask) {
+	if tgid == s.setup {
+		return
+	}
 	op := "access"
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/syscall"); err == nil {
-		op = syscallOp(s.arch, string(b), m.Dir)
-	}
-	comm := "?"
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
-		comm = strings.TrimSpace(string(b))
+	if line := readProc(dir+"/syscall", buf); line != "" {
+		op = syscallOp(s.arch, line, m.Dir)
 	}
 	s.send(fileViolation{Comm: comm, Op: op, Path: m.Path, Entry: m.Entry, Source: m.Source})
+}
+
+// readProc reads a small /proc file into buf ("" when it cannot).
+func readProc(path string, buf []byte) string {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return string(buf[:n])
 }
 
 // syscallOp names the operation of a /proc/PID/syscall line ("NR ARG0 ...
@@ -321,6 +340,18 @@ func startMaskObserver(mnt string, masks []policy.Mask) error {
 	}
 	cfgFile := os.NewFile(uintptr(cfg), "masks")
 	defer cfgFile.Close()
+	// Mounted first: the connection is the descriptor's only once it is
+	// mounted (a read before that fails with EPERM). Until the observer
+	// answers, nothing waits on it but this process's own lookups.
+	opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d,default_permissions,allow_other", dev, os.Getuid(), os.Getgid())
+	// Not noexec: the kernel would refuse an exec at the mount, before
+	// the node is asked, and it would go unseen. Mode 0000 refuses it
+	// all the same (an exec needs an execute bit, whatever the caller's
+	// capabilities), and nosuid stays.
+	if err := unix.Mount("grok-sandbox-masks", mnt, "fuse", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		unix.Close(sp[0])
+		return fmt.Errorf("mounting the masks' file system: %v", err)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread that dropped the capabilities ends
@@ -336,17 +367,11 @@ func startMaskObserver(mnt string, masks []policy.Mask) error {
 		}()
 	}()
 	if err := <-errc; err != nil {
+		// No server: detach the mount, and closing the last descriptor
+		// (deferred) aborts the connection.
 		unix.Close(sp[0])
+		_ = unix.Unmount(mnt, unix.MNT_DETACH)
 		return fmt.Errorf("starting the observer: %v", err)
-	}
-	opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=%d,group_id=%d,default_permissions,allow_other", dev, os.Getuid(), os.Getgid())
-	// Not noexec: the kernel would refuse an exec at the mount, before
-	// the node is asked, and it would go unseen. Mode 0000 refuses it
-	// all the same (an exec needs an execute bit, whatever the caller's
-	// capabilities), and nosuid stays.
-	if err := unix.Mount("grok-sandbox-masks", mnt, "fuse", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		unix.Close(sp[0])
-		return fmt.Errorf("mounting the masks' file system: %v", err)
 	}
 	_ = unix.Close(FDObserver)
 	if err := unix.Dup3(sp[0], FDObserver, 0); err != nil {
@@ -411,7 +436,10 @@ func runMaskObserver(args []string) int {
 	}
 	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch}
 	lost := 0
+	var mu sync.Mutex
 	s.send = func(v fileViolation) {
+		mu.Lock()
+		defer mu.Unlock()
 		v.Lost = lost
 		b, err := json.Marshal(v)
 		if err == nil {
@@ -423,7 +451,13 @@ func runMaskObserver(args []string) int {
 		}
 		lost = 0
 	}
-	s.serve()
+	// Two readers: callers that touch masks from several threads at once
+	// (git's parallel lstat) are answered in parallel.
+	done := make(chan struct{}, 2)
+	for range 2 {
+		go func() { s.serve(); done <- struct{}{} }()
+	}
+	<-done
 	return 0
 }
 
@@ -433,38 +467,32 @@ type maskReports struct {
 }
 
 // watchMaskObserver logs what the observer reports on fd into v until the
-// observer is gone, or stop is closed and what it sent is read; when the
-// observer is gone before, it says so in the log.
+// observer is gone, or stop is closed and what it sent is read (stop shuts
+// the reading side down: what is queued is still read, then the end); when
+// the observer is gone before, it says so in the log.
 func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports {
 	r := &maskReports{done: make(chan struct{})}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-stop:
+			close(stopped)
+			_ = unix.Shutdown(fd, unix.SHUT_RD)
+		case <-r.done:
+		}
+	}()
 	go func() {
 		defer close(r.done)
 		buf := make([]byte, 8192)
-		stopping := false
 		for {
-			flags := 0
-			if stopping {
-				flags = unix.MSG_DONTWAIT
-			} else {
-				fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-				if _, err := unix.Poll(fds, 100); err != nil && err != unix.EINTR {
-					return
-				}
-				if fds[0].Revents == 0 {
-					select {
-					case <-stop:
-						stopping = true
-					default:
-					}
-					continue
-				}
-			}
-			n, _, err := unix.Recvfrom(fd, buf, flags)
+			n, _, err := unix.Recvfrom(fd, buf, 0)
 			if err == unix.EINTR {
 				continue
 			}
 			if err != nil || n == 0 {
-				if !stopping {
+				select {
+				case <-stopped:
+				default:
 					v.notice("the file violation observer is gone: touches of denied paths are no longer logged in this run (they are still refused)")
 				}
 				return
