@@ -11,10 +11,12 @@ package sandboxinit
 // and every other syscall never leave the kernel.
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -22,19 +24,83 @@ import (
 	"grok-sandbox/launcher/seccomp"
 )
 
-// pathWatch is what the path observer looks for.
-type pathWatch struct {
-	arch      seccomp.Arch
-	masks     map[string]policy.Mask
-	protected []Watched
+// fileID is a file's identity.
+type fileID struct{ dev, ino uint64 }
+
+// nameKey is a name in a directory: what a syscall that changes a name
+// acts on.
+type nameKey struct {
+	dir  fileID
+	name string
 }
 
+// watched is what a match reports.
+type watched struct {
+	path, entry, source string
+}
+
+// pathWatch is what the path observer looks for, by identity, not by
+// spelling: a name in a directory (a mask, a protected file), a directory
+// inside a protected one, a file (what an open follows links to). Each
+// notification then costs a read of the path and a statx or two, and
+// the paths are worked out only for what matches.
+type pathWatch struct {
+	arch  seccomp.Arch
+	names map[nameKey]watched
+	// dirs are the directories in protected trees: any name in them.
+	dirs map[fileID]watched
+	// files are the masks and protected files themselves.
+	files map[fileID]watched
+}
+
+// maxProtectedDirs bounds the walk of the protected trees at start.
+const maxProtectedDirs = 4096
+
 func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *pathWatch {
-	w := &pathWatch{arch: arch, masks: map[string]policy.Mask{}, protected: protected}
+	w := &pathWatch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{}}
+	add := func(path string, it watched) {
+		if parent, ok := statID(filepath.Dir(path), true); ok {
+			w.names[nameKey{parent, filepath.Base(path)}] = it
+		}
+		if id, ok := statID(path, false); ok {
+			w.files[id] = it
+		}
+	}
 	for _, m := range masks {
-		w.masks[m.Path] = m
+		add(m.Path, watched{m.Path, m.Entry, m.Source})
+	}
+	for _, p := range protected {
+		it := watched{p.Path, p.Entry, p.Source}
+		add(p.Path, it)
+		n := 0
+		_ = filepath.WalkDir(p.Path, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			if n++; n > maxProtectedDirs {
+				return filepath.SkipAll
+			}
+			if id, ok := statID(path, false); ok {
+				w.dirs[id] = watched{path, p.Entry, p.Source}
+			}
+			return nil
+		})
 	}
 	return w
+}
+
+// statID is path's identity, following a last link when follow is set;
+// AT_STATX_DONT_SYNC: a mask's node is not asked.
+func statID(path string, follow bool) (fileID, bool) {
+	flags := unix.AT_STATX_DONT_SYNC
+	if !follow {
+		flags |= unix.AT_SYMLINK_NOFOLLOW
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, flags, unix.STATX_INO, &st); err != nil {
+		return fileID{}, false
+	}
+	return fileID{unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}, true
 }
 
 // pathArgs are, per syscall, the indexes of (dirfd, path) pairs that name
@@ -60,6 +126,9 @@ var pathArgs = map[string][][2]int{
 	"creat":     {{-1, 0}},
 }
 
+// follows are the syscalls that act on what a last link points to.
+var follows = map[string]bool{"open": true, "openat": true, "creat": true, "truncate": true}
+
 // seen logs n when it names a denied or protected path, and says whether
 // n is one of the observer's syscalls (not the network supervisor's).
 func (w *pathWatch) seen(v *violations, n seccomp.Notification) bool {
@@ -69,34 +138,23 @@ func (w *pathWatch) seen(v *violations, n seccomp.Notification) bool {
 		return false
 	}
 	op := pathOp(name, n)
-	comm := ""
 	for _, pa := range pairs {
 		dirfd := unix.AT_FDCWD
 		if pa[0] >= 0 {
 			dirfd = int(int32(n.Args[pa[0]]))
 		}
-		path, ok := tracedPath(n.Pid, dirfd, n.Args[pa[1]], w.inMask)
+		it, exists, ok := w.lookup(n.Pid, dirfd, n.Args[pa[1]], follows[name])
 		if !ok {
 			continue
 		}
-		entry, source, hit := w.match(path, op)
-		if !hit {
-			continue
+		if op == "truncate" && name != "truncate" && !exists {
+			op = "write" // O_TRUNC of nothing writes a new file
 		}
-		if _, mask := w.masks[path]; !mask && op == "truncate" && name != "truncate" {
-			// O_TRUNC truncates only what is there; otherwise it writes
-			// a new file.
-			if _, err := os.Lstat(path); err != nil {
-				op = "write"
-			}
+		comm := "?"
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(n.Pid) + "/comm"); err == nil {
+			comm = strings.TrimSpace(string(b))
 		}
-		if comm == "" {
-			comm = "?"
-			if b, err := os.ReadFile("/proc/" + strconv.Itoa(n.Pid) + "/comm"); err == nil {
-				comm = strings.TrimSpace(string(b))
-			}
-		}
-		v.logFile(fileViolation{Comm: comm, Op: op, Path: path, Entry: entry, Source: source})
+		v.logFile(fileViolation{Comm: comm, Op: op, Path: it.path, Entry: it.entry, Source: it.source})
 	}
 	return true
 }
@@ -111,9 +169,7 @@ func pathOp(name string, n seccomp.Notification) string {
 		return "link"
 	case "mkdir", "mkdirat", "mknod", "mknodat":
 		return "create"
-	case "truncate":
-		return "truncate"
-	case "creat":
+	case "truncate", "creat":
 		return "truncate"
 	case "open":
 		if n.Args[1]&unix.O_TRUNC != 0 {
@@ -127,80 +183,85 @@ func pathOp(name string, n seccomp.Notification) string {
 	return "write"
 }
 
-// inMask says whether path is a mask or lies in one.
-func (w *pathWatch) inMask(path string) bool {
-	for p := path; ; p = filepath.Dir(p) {
-		if _, ok := w.masks[p]; ok {
-			return true
+// lookup reads the path at addr in tid's memory, resolves it as tid would
+// (relative to dirfd, or to tid's working directory) and says what
+// watched thing it names: the name in its directory, a directory inside a
+// protected tree, or (follow) the file a last link leads to. exists says
+// whether the path names anything now.
+func (w *pathWatch) lookup(tid, dirfd int, addr uint64, follow bool) (it watched, exists, ok bool) {
+	p, ok := readPath(tid, addr)
+	if !ok {
+		return watched{}, false, false
+	}
+	base := "/proc/" + strconv.Itoa(tid) + "/cwd"
+	if dirfd != unix.AT_FDCWD {
+		base = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd)
+	}
+	if !filepath.IsAbs(p) {
+		// Through the magic link: the directory itself, wherever it is.
+		p = base + "/" + p
+	}
+	p = strings.TrimRight(p, "/")
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return watched{}, false, false // "/" itself
+	}
+	dir, name := p[:i], p[i+1:]
+	if dir == "" {
+		dir = "/"
+	}
+	if name == "" || name == "." || name == ".." {
+		return watched{}, false, false
+	}
+	target, there := statID(p, follow)
+	if parent, ok := statID(dir, true); ok {
+		if it, hit := w.names[nameKey{parent, name}]; hit {
+			return it, there, true
 		}
-		if p == "/" || p == "." {
-			return false
+		if it, hit := w.dirs[parent]; hit {
+			return watched{filepath.Join(it.path, name), it.entry, it.source}, there, true
 		}
 	}
+	if there {
+		if it, hit := w.files[target]; hit {
+			return it, true, true
+		}
+	}
+	return watched{}, there, false
 }
 
-// match says which entry path violates under op.
-func (w *pathWatch) match(path, op string) (entry, source string, ok bool) {
-	if m, hit := w.masks[path]; hit {
-		// Writes never reach a mask's node either: its mount is
-		// read-only, and the kernel says so first.
-		return m.Entry, m.Source, true
-	}
-	for _, p := range w.protected {
-		if policy.Within(path, p.Path) {
-			return p.Entry, p.Source, true
-		}
-	}
-	return "", "", false
-}
-
-// tracedPath reads the path at addr in tid's memory and makes it absolute
-// against dirfd (AT_FDCWD: its working directory), with the directories
-// above it resolved (the last component is what the syscall acts on, not
-// what it may point to).
-func tracedPath(tid, dirfd int, addr uint64, within func(string) bool) (string, bool) {
+// readPath reads the NUL-terminated path at addr in tid's memory.
+func readPath(tid int, addr uint64) (string, bool) {
 	if addr == 0 {
 		return "", false
 	}
-	mem, err := os.Open("/proc/" + strconv.Itoa(tid) + "/mem")
+	buf := make([]byte, unix.PathMax)
+	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(tid, local, remote, 0)
+	if err == unix.EFAULT {
+		// The page after a short path may be unmapped: read to its end.
+		end := (addr | 4095) + 1
+		remote[0].Len = int(end - addr)
+		local[0].Len = uint64(end - addr)
+		n, err = unix.ProcessVMReadv(tid, local, remote, 0)
+	}
 	if err != nil {
+		// process_vm_readv refused (a base filter under restrict_network
+		// refuses it to everyone): /proc/TID/mem, as the kernel allows.
+		mem, oerr := os.Open("/proc/" + strconv.Itoa(tid) + "/mem")
+		if oerr != nil {
+			return "", false
+		}
+		n, _ = mem.ReadAt(buf, int64(addr))
+		mem.Close()
+	}
+	if n <= 0 {
 		return "", false
 	}
-	buf := make([]byte, unix.PathMax)
-	n, _ := mem.ReadAt(buf, int64(addr))
-	mem.Close()
-	i := strings.IndexByte(string(buf[:n]), 0)
+	i := strings.IndexByte(unsafe.String(&buf[0], n), 0)
 	if i <= 0 {
 		return "", false
 	}
-	p := string(buf[:i])
-	if !filepath.IsAbs(p) {
-		base := "/proc/" + strconv.Itoa(tid) + "/cwd"
-		if dirfd != unix.AT_FDCWD {
-			base = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd)
-		}
-		dir, err := os.Readlink(base)
-		if err != nil || !filepath.IsAbs(dir) {
-			return "", false
-		}
-		p = filepath.Join(dir, p)
-	}
-	p = filepath.Clean(p)
-	if p == "/" {
-		return p, true
-	}
-	if dir, err := evalParents(filepath.Dir(p), within); err == nil {
-		p = filepath.Join(dir, filepath.Base(p))
-	}
-	return p, true
-}
-
-// evalParents is filepath.EvalSymlinks of dir, but dir as it is when it
-// lies in a mask (within says so): walking into a mask would ask its node,
-// and the observer logs the threads of the init stage no more than any.
-func evalParents(dir string, within func(string) bool) (string, error) {
-	if within != nil && within(dir) {
-		return dir, nil
-	}
-	return filepath.EvalSymlinks(dir)
+	return string(buf[:i]), true
 }
