@@ -200,6 +200,14 @@ func (w *pathWatch) lookup(tid, dirfd int, addr uint64, follow bool) (it watched
 	if !filepath.IsAbs(p) {
 		// Through the magic link: the directory itself, wherever it is.
 		p = base + "/" + p
+	} else {
+		// /proc/self is the caller's, not this process's.
+		for _, self := range []string{"/proc/self", "/proc/thread-self"} {
+			if p == self || strings.HasPrefix(p, self+"/") {
+				p = "/proc/" + strconv.Itoa(tid) + p[len(self):]
+				break
+			}
+		}
 	}
 	p = strings.TrimRight(p, "/")
 	i := strings.LastIndexByte(p, '/')

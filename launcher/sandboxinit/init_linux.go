@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -90,9 +91,11 @@ func Run(args []string) int {
 			return fail("%v; refusing to start the command", err)
 		}
 	}
+	observer := 0 // the mask observer's pid
 	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked {
 		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
-			if err := mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
+			var err error
+			if observer, err = mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
 				return fail("%v", err)
 			}
 		}
@@ -112,7 +115,11 @@ func Run(args []string) int {
 			return fail("rewinding the config: %v", err)
 		}
 		argv := []string{"grok-sandbox", Command, args[0], args[1], "--masked"}
-		err := syscall.Exec("/proc/self/exe", argv, []string{})
+		var env []string
+		if observer > 0 {
+			env = append(env, observerPidEnv+"="+strconv.Itoa(observer))
+		}
+		err := syscall.Exec("/proc/self/exe", argv, env)
 		return fail("re-exec after masking: %v", err)
 	}
 	unix.Close(fd)
@@ -185,15 +192,15 @@ const maskStaging = "/dev/shm"
 // With observe, the sources are the mask observer's nodes, one a mask
 // (see maskfs_linux.go); where it cannot start, the tmpfs ones, with a
 // warning.
-func mountMasks(masks []policy.Mask, observe bool) error {
+func mountMasks(masks []policy.Mask, observe bool) (observer int, err error) {
 	for _, m := range masks {
 		if policy.Within(m.Path, maskStaging) {
-			return fmt.Errorf("cannot mask %s: the init stage stages masks in %s", m.Path, maskStaging)
+			return 0, fmt.Errorf("cannot mask %s: the init stage stages masks in %s", m.Path, maskStaging)
 		}
 	}
 	fused := false
 	if _, err := unix.FcntlInt(uintptr(FDFuse), unix.F_GETFD, 0); observe && err == nil && len(masks) > 0 {
-		if err := startMaskObserver(maskStaging, masks); err != nil {
+		if observer, err = startMaskObserver(maskStaging, masks); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: touches of denied paths will not be logged in this run: %v\n", err)
 		} else {
 			fused = true
@@ -203,13 +210,12 @@ func mountMasks(masks []policy.Mask, observe bool) error {
 	file, dir := maskStaging+"/file", maskStaging+"/dir"
 	if !fused {
 		if err := mountTmpfsMasks(file, dir); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	// Masks in one directory share its descriptor (opened without links
 	// once): a glob's thousands of matches usually sit in a few.
 	parent, parentFD := "", -1
-	var err error
 	defer func() {
 		if parentFD >= 0 {
 			unix.Close(parentFD)
@@ -228,18 +234,18 @@ func mountMasks(masks []policy.Mask, observe bool) error {
 				unix.Close(parentFD)
 			}
 			if parentFD, err = openNoLinks(d); err != nil {
-				return fmt.Errorf("cannot mask %s: %v (was a directory above it moved or replaced by a link during the launch?)", m.Path, err)
+				return observer, fmt.Errorf("cannot mask %s: %v (was a directory above it moved or replaced by a link during the launch?)", m.Path, err)
 			}
 			parent = d
 		}
 		if err := maskOne(parentFD, src, m); err != nil {
-			return err
+			return observer, err
 		}
 	}
 	if err := unix.Unmount(maskStaging, unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("cannot detach the masks' staging tmpfs: %v", err)
+		return observer, fmt.Errorf("cannot detach the masks' staging tmpfs: %v", err)
 	}
-	return nil
+	return observer, nil
 }
 
 // mountTmpfsMasks makes the two sources of the masks without an observer:
@@ -761,13 +767,21 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	pid := st.cmd.Process.Pid
 	stop := make(chan struct{})
 	done := make(chan error, 1)
+	// The notifying filter is answered until this process exits, not only
+	// while the command runs: a process the command left behind would get
+	// ENOSYS from every notified syscall otherwise. Once the command is
+	// gone nobody keeps the network (its pid may be recycled after the
+	// reap), and file syscalls go on as before.
+	var gone atomic.Bool
+	forever := make(chan struct{})
 	if st.listener >= 0 {
 		go func() {
 			var child func(seccomp.Notification, seccomp.Reply) bool
 			if cnet != nil {
 				child = func(n seccomp.Notification, r seccomp.Reply) bool { return cnet.handle(n, r, v) }
 			}
-			allow := allowNetwork(pid, cfg.Agent)
+			commandAllow := allowNetwork(pid, cfg.Agent)
+			allow := func(tid int) bool { return !gone.Load() && commandAllow(tid) }
 			if cfg.Isolated {
 				allow = func(int) bool { return false }
 			}
@@ -777,10 +791,10 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 			}
 			if cfg.Network != seccomp.NetworkNotify {
 				// Only the file observer's syscalls notify.
-				done <- seccomp.ObserveUntil(st.listener, stop, func(n seccomp.Notification) { watch.seen(v, n) })
+				done <- seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification) { watch.seen(v, n) })
 				return
 			}
-			done <- seccomp.SuperviseChildren(st.listener, stop, allow, child, v.record, observe)
+			done <- seccomp.SuperviseChildren(st.listener, forever, allow, child, v.record, observe)
 		}()
 	} else {
 		done <- nil
@@ -789,6 +803,9 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	if cfg.Observe != nil && cfg.Observe.Fuse {
 		if _, err := unix.FcntlInt(uintptr(FDObserver), unix.F_GETFD, 0); err == nil {
 			reports = watchMaskObserver(FDObserver, v, stop)
+			if obs, err := strconv.Atoi(os.Getenv(observerPidEnv)); err == nil && obs > 1 {
+				go killIfStopped(obs)
+			}
 		}
 	}
 	go func() {
@@ -804,12 +821,14 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	// Orphans that pid 1 inherits are reaped meanwhile. Stop answering,
 	// then reap the command.
 	waitCommand(pid, reaper)
+	gone.Store(true)
 	close(stop)
-	if err := <-done; err != nil {
-		fmt.Fprintf(os.Stderr, "grok-sandbox: supervisor: %v\n", err)
-	}
-	if st.listener >= 0 {
-		unix.Close(st.listener)
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: supervisor: %v\n", err)
+		}
+	default:
 	}
 	if reports != nil {
 		reports.wait()
@@ -888,6 +907,7 @@ type violations struct {
 	// dropped counts the lines the rate limit or the cap left out; flush
 	// logs one summary line when any were.
 	dropped int
+	closed  bool // flushed: later violations are not logged
 	queue   chan eventlog.Event
 	written chan struct{}
 }
@@ -914,6 +934,11 @@ func newViolations(profile, backend string, events int, arch seccomp.Arch) *viol
 // out) and waits, a bounded time, for the queued lines to be written.
 func (v *violations) flush() {
 	v.mu.Lock()
+	if v.closed {
+		v.mu.Unlock()
+		return
+	}
+	v.closed = true
 	if v.dropped > 0 {
 		ev := eventlog.Event{Time: eventlog.Now(), Event: "violation_summary", Profile: v.profile, Backend: v.backend,
 			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d a run); %d were logged", v.dropped, maxViolations, v.logged)}
@@ -922,8 +947,8 @@ func (v *violations) flush() {
 		default:
 		}
 	}
-	v.mu.Unlock()
 	close(v.queue)
+	v.mu.Unlock()
 	select {
 	case <-v.written:
 	case <-time.After(2 * eventlog.LockWait):
@@ -965,6 +990,9 @@ func (v *violations) log(comm, key, msg string) {
 func (v *violations) queueEvent(key string, ev eventlog.Event) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.closed {
+		return
+	}
 	now := time.Now()
 	if v.logged >= maxViolations || now.Sub(v.last[key]) < time.Second {
 		v.dropped++
@@ -1004,6 +1032,11 @@ func (v *violations) lost(n int) {
 // notice logs one line about the observation itself (not rate-limited,
 // not counted).
 func (v *violations) notice(msg string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return
+	}
 	ev := eventlog.Event{Time: eventlog.Now(), Event: "degraded", Profile: v.profile, Backend: v.backend, Message: msg}
 	select {
 	case v.queue <- ev:

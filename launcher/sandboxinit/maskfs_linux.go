@@ -21,6 +21,7 @@ package sandboxinit
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,6 +39,36 @@ import (
 
 // maskObserverArg runs the init stage as the mask observer.
 const maskObserverArg = "--mask-observer"
+
+// maxReport bounds one report of the observer's (paths are at most a few
+// PATH_MAX long; escaped, a control byte takes six): one longer is counted,
+// not logged.
+const maxReport = 64 << 10
+
+// observerPidEnv carries the observer's pid across the init stage's
+// re-exec (its environment is otherwise empty, and nothing in the sandbox
+// can set it).
+const observerPidEnv = "GROK_SANDBOX_MASK_OBSERVER"
+
+// killIfStopped kills the observer as soon as it is stopped (SIGSTOP and
+// the like, from anything in the sandbox): a stopped observer would hold
+// every process that touches a mask, pid 1's own checks included, until
+// the kernel's request timeout. Killed, the masks fail at once (still
+// refused) and its reader logs that observation stopped. It returns when
+// the observer is gone (reaped by pid 1).
+func killIfStopped(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+}
 
 // FUSE opcodes and flags this file system uses (linux/fuse.h).
 const (
@@ -287,7 +318,7 @@ func syscallOp(arch seccomp.Arch, line string, dir bool) string {
 		return "exec"
 	case "truncate":
 		return "truncate"
-	case "chdir":
+	case "chdir", "fchdir":
 		return "list"
 	case "rename", "renameat", "renameat2":
 		return "rename"
@@ -309,11 +340,11 @@ func syscallOp(arch seccomp.Arch, line string, dir bool) string {
 // file system read-only on mnt and starts the observer process that serves
 // it, with every capability dropped. The channel to it ends on
 // FDObserver, which outlives the init stage's re-exec.
-func startMaskObserver(mnt string, masks []policy.Mask) error {
+func startMaskObserver(mnt string, masks []policy.Mask) (int, error) {
 	dev, err := unix.Open("/proc/self/fd/"+strconv.Itoa(FDFuse), unix.O_RDWR|unix.O_CLOEXEC, 0)
 	unix.Close(FDFuse)
 	if err != nil {
-		return fmt.Errorf("opening /dev/fuse: %v", err)
+		return 0, fmt.Errorf("opening /dev/fuse: %v", err)
 	}
 	// The mount names the descriptor by number: it must stay open until
 	// then (fuseFile's deferred Close).
@@ -324,19 +355,19 @@ func startMaskObserver(mnt string, masks []policy.Mask) error {
 	defer fuseFile.Close()
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("socketpair: %v", err)
+		return 0, fmt.Errorf("socketpair: %v", err)
 	}
 	theirs := os.NewFile(uintptr(sp[1]), "observer")
 	defer theirs.Close()
 	data, err := json.Marshal(masks)
 	if err != nil {
 		unix.Close(sp[0])
-		return err
+		return 0, err
 	}
 	cfg, err := memfdWith("grok-sandbox-masks", data)
 	if err != nil {
 		unix.Close(sp[0])
-		return err
+		return 0, err
 	}
 	cfgFile := os.NewFile(uintptr(cfg), "masks")
 	defer cfgFile.Close()
@@ -350,9 +381,10 @@ func startMaskObserver(mnt string, masks []policy.Mask) error {
 	// capabilities), and nosuid stays.
 	if err := unix.Mount("grok-sandbox-masks", mnt, "fuse", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		unix.Close(sp[0])
-		return fmt.Errorf("mounting the masks' file system: %v", err)
+		return 0, fmt.Errorf("mounting the masks' file system: %v", err)
 	}
 	errc := make(chan error, 1)
+	pid := 0
 	go func() {
 		// Never unlocked: the thread that dropped the capabilities ends
 		// with the goroutine.
@@ -363,7 +395,11 @@ func startMaskObserver(mnt string, masks []policy.Mask) error {
 			}
 			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, maskObserverArg, strconv.Itoa(os.Getpid())},
 				Env: []string{}, Stderr: os.Stderr, ExtraFiles: []*os.File{fuseFile, theirs, cfgFile}}
-			return startClean(cmd)
+			err := startClean(cmd)
+			if err == nil {
+				pid = cmd.Process.Pid
+			}
+			return err
 		}()
 	}()
 	if err := <-errc; err != nil {
@@ -371,15 +407,15 @@ func startMaskObserver(mnt string, masks []policy.Mask) error {
 		// (deferred) aborts the connection.
 		unix.Close(sp[0])
 		_ = unix.Unmount(mnt, unix.MNT_DETACH)
-		return fmt.Errorf("starting the observer: %v", err)
+		return 0, fmt.Errorf("starting the observer: %v", err)
 	}
 	_ = unix.Close(FDObserver)
 	if err := unix.Dup3(sp[0], FDObserver, 0); err != nil {
 		unix.Close(sp[0])
-		return fmt.Errorf("dup3: %v", err)
+		return 0, fmt.Errorf("dup3: %v", err)
 	}
 	unix.Close(sp[0])
-	return nil
+	return pid, nil
 }
 
 // memfdWith is a sealed-by-use memfd holding data, rewound.
@@ -441,9 +477,15 @@ func runMaskObserver(args []string) int {
 		mu.Lock()
 		defer mu.Unlock()
 		v.Lost = lost
-		b, err := json.Marshal(v)
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // a path of & is not six times as long
+		err := enc.Encode(v)
+		if err == nil && b.Len() > maxReport {
+			err = errors.New("report too long")
+		}
 		if err == nil {
-			err = unix.Send(ch, b, unix.MSG_DONTWAIT)
+			err = unix.Send(ch, []byte(b.String()), unix.MSG_DONTWAIT)
 		}
 		if err != nil {
 			lost++
@@ -483,7 +525,7 @@ func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports
 	}()
 	go func() {
 		defer close(r.done)
-		buf := make([]byte, 8192)
+		buf := make([]byte, maxReport+1)
 		for {
 			n, _, err := unix.Recvfrom(fd, buf, 0)
 			if err == unix.EINTR {
@@ -498,10 +540,12 @@ func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports
 				return
 			}
 			var fv fileViolation
-			if json.Unmarshal(buf[:n], &fv) == nil {
-				v.lost(fv.Lost)
-				v.logFile(fv)
+			if n > maxReport || json.Unmarshal(buf[:n], &fv) != nil {
+				v.lost(1) // counted in the summary all the same
+				continue
 			}
+			v.lost(fv.Lost)
+			v.logFile(fv)
 		}
 	}()
 	return r

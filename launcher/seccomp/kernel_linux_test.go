@@ -72,7 +72,7 @@ func TestSyscallTableMatchesXSys(t *testing.T) {
 		"newfstatat": unix.SYS_NEWFSTATAT, "unlinkat": unix.SYS_UNLINKAT, "renameat": unix.SYS_RENAMEAT,
 		"linkat": unix.SYS_LINKAT, "symlinkat": unix.SYS_SYMLINKAT, "readlinkat": unix.SYS_READLINKAT,
 		"faccessat": unix.SYS_FACCESSAT, "utimensat": unix.SYS_UTIMENSAT, "renameat2": unix.SYS_RENAMEAT2,
-		"execveat": unix.SYS_EXECVEAT, "statx": unix.SYS_STATX, "faccessat2": unix.SYS_FACCESSAT2,
+		"execveat": unix.SYS_EXECVEAT, "fchdir": unix.SYS_FCHDIR, "userfaultfd": unix.SYS_USERFAULTFD, "statx": unix.SYS_STATX, "faccessat2": unix.SYS_FACCESSAT2,
 	}
 	tab := tables[arch].nr
 	if len(tab) != len(want) {

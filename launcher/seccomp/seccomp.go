@@ -219,39 +219,41 @@ var tables = map[Arch]table{
 			"openat2":           437,
 			"fchmodat2":         452,
 			// Named in the file observer's filter and its reports.
-			"stat":       4,
-			"lstat":      6,
-			"access":     21,
-			"execve":     59,
-			"truncate":   76,
-			"chdir":      80,
-			"rename":     82,
-			"mkdir":      83,
-			"rmdir":      84,
-			"link":       86,
-			"unlink":     87,
-			"symlink":    88,
-			"readlink":   89,
-			"chown":      92,
-			"lchown":     94,
-			"getxattr":   191,
-			"lgetxattr":  192,
-			"listxattr":  194,
-			"llistxattr": 195,
-			"mkdirat":    258,
-			"fchownat":   260,
-			"newfstatat": 262,
-			"unlinkat":   263,
-			"renameat":   264,
-			"linkat":     265,
-			"symlinkat":  266,
-			"readlinkat": 267,
-			"faccessat":  269,
-			"utimensat":  280,
-			"renameat2":  316,
-			"execveat":   322,
-			"statx":      332,
-			"faccessat2": 439,
+			"stat":        4,
+			"lstat":       6,
+			"access":      21,
+			"execve":      59,
+			"truncate":    76,
+			"chdir":       80,
+			"rename":      82,
+			"mkdir":       83,
+			"rmdir":       84,
+			"link":        86,
+			"unlink":      87,
+			"symlink":     88,
+			"readlink":    89,
+			"chown":       92,
+			"lchown":      94,
+			"getxattr":    191,
+			"lgetxattr":   192,
+			"listxattr":   194,
+			"llistxattr":  195,
+			"mkdirat":     258,
+			"fchownat":    260,
+			"newfstatat":  262,
+			"unlinkat":    263,
+			"renameat":    264,
+			"linkat":      265,
+			"symlinkat":   266,
+			"readlinkat":  267,
+			"faccessat":   269,
+			"utimensat":   280,
+			"renameat2":   316,
+			"execveat":    322,
+			"statx":       332,
+			"faccessat2":  439,
+			"fchdir":      81,
+			"userfaultfd": 323,
 		},
 	},
 	ArchARM64: {
@@ -308,6 +310,8 @@ var tables = map[Arch]table{
 			"execveat":          281,
 			"statx":             291,
 			"faccessat2":        439,
+			"fchdir":            50,
+			"userfaultfd":       282,
 		},
 	},
 }
@@ -354,6 +358,9 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	io_uring_setup/enter/register         -> ERRNO(EPERM)           [BlockIOURing or Network != None]
 //	chmod & co., open & co., low32(mode) & (S_ISUID|S_ISGID) -> ERRNO(EPERM) [BlockSetID]
 //	openat2                               -> ERRNO(ENOSYS)          [BlockSetID]
+//	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths]
+//	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
+//	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
 //	connect, bind, listen                 -> NET
@@ -427,6 +434,10 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		if r.BlockSetID {
 			return nil, errors.New("seccomp: the file observer's rules cannot go with BlockSetID")
 		}
+		// userfaultfd could make a page the observer reads (a path in the
+		// caller's memory) block its reader for as long as the caller
+		// likes.
+		a.jumpIf(bpf.JumpEqual, nr("userfaultfd"), "eperm", "")
 		for _, name := range ObserverPathSyscalls {
 			if n, ok := t.nr[name]; ok {
 				a.jumpIf(bpf.JumpEqual, uint32(n), "observe", "")
