@@ -54,19 +54,21 @@ const observerPidEnv = "GROK_SANDBOX_MASK_OBSERVER"
 // the like, from anything in the sandbox): a stopped observer would hold
 // every process that touches a mask, pid 1's own checks included, until
 // the kernel's request timeout. Killed, the masks fail at once (still
-// refused) and its reader logs that observation stopped. It returns when
-// the observer is gone (reaped by pid 1).
+// refused) and its reader logs that observation stopped. It returns once
+// the observer has stopped or exited, before pid 1 reaps it (WNOWAIT), so
+// that its pid, once free again, is never waited on or killed.
 func killIfStopped(pid int) {
+	const cldStopped = 5 // CLD_STOPPED
 	for {
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED, nil)
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WEXITED|unix.WNOWAIT, nil)
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil {
-			return
+		if err == nil && info.Code == cldStopped {
+			_ = unix.Kill(pid, unix.SIGKILL)
 		}
-		_ = unix.Kill(pid, unix.SIGKILL)
+		return
 	}
 }
 
