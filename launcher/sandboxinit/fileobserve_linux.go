@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -200,14 +201,6 @@ func (w *pathWatch) lookup(tid, dirfd int, addr uint64, follow bool) (it watched
 	if !filepath.IsAbs(p) {
 		// Through the magic link: the directory itself, wherever it is.
 		p = base + "/" + p
-	} else {
-		// /proc/self is the caller's, not this process's.
-		for _, self := range []string{"/proc/self", "/proc/thread-self"} {
-			if p == self || strings.HasPrefix(p, self+"/") {
-				p = "/proc/" + strconv.Itoa(tid) + p[len(self):]
-				break
-			}
-		}
 	}
 	p = strings.TrimRight(p, "/")
 	i := strings.LastIndexByte(p, '/')
@@ -215,12 +208,16 @@ func (w *pathWatch) lookup(tid, dirfd int, addr uint64, follow bool) (it watched
 		return watched{}, false, false // "/" itself
 	}
 	dir, name := p[:i], p[i+1:]
-	if dir == "" {
-		dir = "/"
-	}
 	if name == "" || name == "." || name == ".." {
 		return watched{}, false, false
 	}
+	// The directory as the caller reaches it: /proc/self met anywhere on
+	// the way (/dev/fd, //proc/./self, a link to it, .. back into /proc)
+	// is the caller's.
+	if dir, ok = resolveAs(tid, dir); !ok {
+		return watched{}, false, false
+	}
+	p = filepath.Join(dir, name)
 	target, there := statID(p, follow)
 	if parent, ok := statID(dir, true); ok {
 		if it, hit := w.names[nameKey{parent, name}]; hit {
@@ -272,4 +269,65 @@ func readPath(tid int, addr uint64) (string, bool) {
 		return "", false
 	}
 	return string(buf[:i]), true
+}
+
+// magicLink matches /proc/PID/{cwd,root,exe,fd/N} and the same under
+// /proc/PID/task/TID: links the kernel follows to the object itself.
+var magicLink = regexp.MustCompile(`^/proc/[0-9]+(/task/[0-9]+)?/(cwd|root|exe|fd/[0-9]+)$`)
+
+// resolveAs resolves dir (absolute) as tid would and returns a spelling of
+// the same directory that this process resolves the same way: every link
+// followed by its text, /proc/self and /proc/thread-self read as tid's,
+// and a magic link of /proc replaced by what it names (kept as it is when
+// that text does not name the same file: a deleted directory, one out of
+// reach).
+func resolveAs(tid int, dir string) (string, bool) {
+	self := "/proc/" + strconv.Itoa(tid)
+	comps := strings.Split(dir, "/")
+	cur := "/"
+	for links := 0; len(comps) > 0; {
+		c := comps[0]
+		comps = comps[1:]
+		switch {
+		case c == "" || c == ".":
+			continue
+		case c == "..":
+			cur = filepath.Dir(cur)
+			continue
+		case cur == "/proc" && c == "self":
+			cur = self
+			continue
+		case cur == "/proc" && c == "thread-self":
+			cur = self + "/task/" + strconv.Itoa(tid)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		var st unix.Statx_t
+		if err := unix.Statx(unix.AT_FDCWD, next, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			cur = next // a directory, or nothing the caller could reach either
+			continue
+		}
+		if links++; links > 40 {
+			return "", false // ELOOP for the caller too
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", false
+		}
+		if magicLink.MatchString(next) {
+			if a, ok := statID(next, true); ok && filepath.IsAbs(target) {
+				if b, ok := statID(target, true); ok && a == b {
+					cur = filepath.Clean(target)
+					continue
+				}
+			}
+			cur = next
+			continue
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		comps = append(strings.Split(target, "/"), comps...)
+	}
+	return cur, true
 }

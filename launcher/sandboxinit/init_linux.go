@@ -921,9 +921,23 @@ func newViolations(profile, backend string, events int, arch seccomp.Arch) *viol
 		queue: make(chan eventlog.Event, 256), written: make(chan struct{})}
 	go func() {
 		defer close(v.written)
+		// Anything in the sandbox can hold the log's lock (the log is
+		// readable there): once a line could not get it in time, the rest
+		// are written without waiting for it, and a line says so.
+		held := false
 		for ev := range v.queue {
-			if events >= 0 {
-				_ = eventlog.AppendFD(events, ev)
+			if events < 0 {
+				continue
+			}
+			if held {
+				_ = eventlog.AppendFDUnlocked(events, ev)
+				continue
+			}
+			if err := eventlog.AppendFD(events, ev); err != nil {
+				held = true
+				_ = eventlog.AppendFDUnlocked(events, eventlog.Event{Time: eventlog.Now(), Event: "degraded", Profile: profile, Backend: backend,
+					Message: "the event log was kept locked by a process in the sandbox: this run's lines are written without the lock"})
+				_ = eventlog.AppendFDUnlocked(events, ev)
 			}
 		}
 	}()
