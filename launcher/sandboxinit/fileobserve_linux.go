@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -52,13 +51,16 @@ type pathWatch struct {
 	dirs map[fileID]watched
 	// files are the masks and protected files themselves.
 	files map[fileID]watched
+	// workers holds a token for each path resolution under way.
+	workers chan struct{}
 }
 
 // maxProtectedDirs bounds the walk of the protected trees at start.
 const maxProtectedDirs = 4096
 
 func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *pathWatch {
-	w := &pathWatch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{}}
+	w := &pathWatch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{},
+		workers: make(chan struct{}, observerWorkers)}
 	add := func(path string, it watched) {
 		if parent, ok := statID(filepath.Dir(path), true); ok {
 			w.names[nameKey{parent, filepath.Base(path)}] = it
@@ -130,14 +132,38 @@ var pathArgs = map[string][][2]int{
 // follows are the syscalls that act on what a last link points to.
 var follows = map[string]bool{"open": true, "openat": true, "creat": true, "truncate": true}
 
-// seen logs n when it names a denied or protected path, and says whether
-// n is one of the observer's syscalls (not the network supervisor's).
-func (w *pathWatch) seen(v *violations, n seccomp.Notification) bool {
+// seen says whether n is one of the observer's syscalls (not the network
+// supervisor's), and then answers it through r (the syscall goes on) once
+// it has logged it if it names a denied or protected path. The paths are
+// resolved by a pool of workers, not by the loop that receives the
+// notifications: a path made to cost a resolution much (deep, through
+// many links) holds its own syscall, not every other process's.
+func (w *pathWatch) seen(v *violations, n seccomp.Notification, r seccomp.Reply) bool {
 	name := seccomp.SyscallName(w.arch, n.Nr)
-	pairs, ok := pathArgs[name]
-	if !ok {
+	if _, ok := pathArgs[name]; !ok {
 		return false
 	}
+	select {
+	case w.workers <- struct{}{}:
+		go func() {
+			defer func() { <-w.workers }()
+			w.check(v, n, name)
+			_ = r.Continue()
+		}()
+	default:
+		// Every worker busy: here, as the syscall waits anyway.
+		w.check(v, n, name)
+		_ = r.Continue()
+	}
+	return true
+}
+
+// observerWorkers bounds the goroutines resolving paths at once.
+const observerWorkers = 16
+
+// check logs n when it names a denied or protected path.
+func (w *pathWatch) check(v *violations, n seccomp.Notification, name string) {
+	pairs := pathArgs[name]
 	op := pathOp(name, n)
 	for _, pa := range pairs {
 		dirfd := unix.AT_FDCWD
@@ -157,7 +183,6 @@ func (w *pathWatch) seen(v *violations, n seccomp.Notification) bool {
 		}
 		v.logFile(fileViolation{Comm: comm, Op: op, Path: it.path, Entry: it.entry, Source: it.source})
 	}
-	return true
 }
 
 func pathOp(name string, n seccomp.Notification) string {
@@ -194,45 +219,190 @@ func (w *pathWatch) lookup(tid, dirfd int, addr uint64, follow bool) (it watched
 	if !ok {
 		return watched{}, false, false
 	}
-	base := "/proc/" + strconv.Itoa(tid) + "/cwd"
+	r := resolver{tid: tid}
+	start := "/proc/" + strconv.Itoa(tid) + "/cwd"
 	if dirfd != unix.AT_FDCWD {
-		base = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd)
+		start = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd)
 	}
-	if !filepath.IsAbs(p) {
-		// Through the magic link: the directory itself, wherever it is.
-		p = base + "/" + p
+	if filepath.IsAbs(p) {
+		start = "/"
 	}
+	// Through the magic link: the caller's directory itself, wherever it is.
+	dir, err := unix.Open(start, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return watched{}, false, false
+	}
+	defer func() { unix.Close(dir) }()
+	for {
+		var name string
+		if dir, name, ok = r.parent(dir, p); !ok {
+			return watched{}, false, false
+		}
+		id, there := fdID(dir, name, false)
+		parent, pok := fdID(dir, "", false)
+		if pok {
+			if it, hit := w.names[nameKey{parent, name}]; hit {
+				return it, there, true
+			}
+			if it, hit := w.dirs[parent]; hit {
+				return watched{filepath.Join(it.path, name), it.entry, it.source}, there, true
+			}
+		}
+		if there {
+			if it, hit := w.files[id]; hit {
+				return it, true, true
+			}
+		}
+		// An open follows a last link: go on with what it says, from
+		// the directory it is in (a magic link of /proc: the kernel
+		// follows it to the object itself).
+		target, link := r.linkText(dir, name)
+		if !follow || !link {
+			return watched{}, there, false
+		}
+		if onProc(dir) {
+			if id, ok := fdID(dir, name, true); ok {
+				if it, hit := w.files[id]; hit {
+					return it, true, true
+				}
+				return watched{}, true, false
+			}
+			return watched{}, false, false
+		}
+		if r.links++; r.links > 40 {
+			return watched{}, false, false
+		}
+		p = target
+	}
+}
+
+// resolver resolves paths as tid would, from this process, through
+// descriptors: one openat per component, so a deep path costs no more per
+// step than a shallow one, and no length limit applies to what is walked.
+// Links are followed by their text, with /proc/self and /proc/thread-self
+// read as tid's wherever they are met (/dev/fd, //proc/./self, a link to
+// it, .. back into /proc); a link of /proc's (cwd, root, fd/N: magic, they
+// name the object itself) is followed by the kernel.
+type resolver struct {
+	tid   int
+	links int
+	steps int
+}
+
+// maxResolveSteps bounds a resolution: each of 40 links may add PATH_MAX of
+// components, which the caller's kernel walks too; past it the path is not
+// matched (and is refused or allowed by the kernel as always).
+const maxResolveSteps = 4096
+
+// parent walks every component of p but the last from dir (an O_PATH
+// descriptor, which it consumes) and returns the directory reached and
+// the last component.
+func (r *resolver) parent(dir int, p string) (int, string, bool) {
 	p = strings.TrimRight(p, "/")
-	i := strings.LastIndexByte(p, '/')
-	if i < 0 {
-		return watched{}, false, false // "/" itself
+	if p == "" {
+		return dir, "", false // "/" itself
 	}
-	dir, name := p[:i], p[i+1:]
-	if name == "" || name == "." || name == ".." {
-		return watched{}, false, false
-	}
-	// The directory as the caller reaches it: /proc/self met anywhere on
-	// the way (/dev/fd, //proc/./self, a link to it, .. back into /proc)
-	// is the caller's.
-	if dir, ok = resolveAs(tid, dir); !ok {
-		return watched{}, false, false
-	}
-	p = filepath.Join(dir, name)
-	target, there := statID(p, follow)
-	if parent, ok := statID(dir, true); ok {
-		if it, hit := w.names[nameKey{parent, name}]; hit {
-			return it, there, true
+	if strings.HasPrefix(p, "/") {
+		root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return dir, "", false
 		}
-		if it, hit := w.dirs[parent]; hit {
-			return watched{filepath.Join(it.path, name), it.entry, it.source}, there, true
-		}
+		unix.Close(dir)
+		dir = root
 	}
-	if there {
-		if it, hit := w.files[target]; hit {
-			return it, true, true
-		}
+	comps := strings.Split(p, "/")
+	name := comps[len(comps)-1]
+	if name == "." || name == ".." {
+		return dir, "", false
 	}
-	return watched{}, there, false
+	comps = comps[:len(comps)-1]
+	for len(comps) > 0 {
+		if r.steps++; r.steps > maxResolveSteps {
+			return dir, "", false
+		}
+		c := comps[0]
+		comps = comps[1:]
+		if c == "" || c == "." {
+			continue
+		}
+		if (c == "self" || c == "thread-self") && isProcRoot(dir) {
+			if c == "thread-self" {
+				comps = append([]string{"task", strconv.Itoa(r.tid)}, comps...)
+			}
+			c = strconv.Itoa(r.tid)
+		}
+		if target, link := r.linkText(dir, c); link && !onProc(dir) {
+			if r.links++; r.links > 40 {
+				return dir, "", false
+			}
+			if strings.HasPrefix(target, "/") {
+				root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+				if err != nil {
+					return dir, "", false
+				}
+				unix.Close(dir)
+				dir = root
+			}
+			comps = append(strings.Split(target, "/"), comps...)
+			continue
+		}
+		// A directory, .., or a magic link of /proc: the kernel steps.
+		next, err := unix.Openat(dir, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return dir, "", false
+		}
+		unix.Close(dir)
+		dir = next
+	}
+	return dir, name, true
+}
+
+// linkText is the text of the symbolic link name in dir, if it is one.
+func (r *resolver) linkText(dir int, name string) (string, bool) {
+	var st unix.Stat_t
+	if unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return "", false
+	}
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(dir, name, buf)
+	if err != nil || n <= 0 {
+		return "", false
+	}
+	return string(buf[:n]), true
+}
+
+// procRootIno is the inode of procfs's root directory.
+const procRootIno = 1
+
+func isProcRoot(dir int) bool {
+	var st unix.Statfs_t
+	if unix.Fstatfs(dir, &st) != nil || st.Type != unix.PROC_SUPER_MAGIC {
+		return false
+	}
+	var s unix.Stat_t
+	return unix.Fstat(dir, &s) == nil && s.Ino == procRootIno
+}
+
+func onProc(dir int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(dir, &st) == nil && st.Type == unix.PROC_SUPER_MAGIC
+}
+
+// fdID is the identity of name in dir ("" : dir itself), the last link
+// followed when follow is set; a mask's node is not asked.
+func fdID(dir int, name string, follow bool) (fileID, bool) {
+	flags := unix.AT_STATX_DONT_SYNC
+	if name == "" {
+		flags |= unix.AT_EMPTY_PATH
+	}
+	if !follow {
+		flags |= unix.AT_SYMLINK_NOFOLLOW
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(dir, name, flags, unix.STATX_INO, &st); err != nil {
+		return fileID{}, false
+	}
+	return fileID{unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}, true
 }
 
 // readPath reads the NUL-terminated path at addr in tid's memory.
@@ -269,65 +439,4 @@ func readPath(tid int, addr uint64) (string, bool) {
 		return "", false
 	}
 	return string(buf[:i]), true
-}
-
-// magicLink matches /proc/PID/{cwd,root,exe,fd/N} and the same under
-// /proc/PID/task/TID: links the kernel follows to the object itself.
-var magicLink = regexp.MustCompile(`^/proc/[0-9]+(/task/[0-9]+)?/(cwd|root|exe|fd/[0-9]+)$`)
-
-// resolveAs resolves dir (absolute) as tid would and returns a spelling of
-// the same directory that this process resolves the same way: every link
-// followed by its text, /proc/self and /proc/thread-self read as tid's,
-// and a magic link of /proc replaced by what it names (kept as it is when
-// that text does not name the same file: a deleted directory, one out of
-// reach).
-func resolveAs(tid int, dir string) (string, bool) {
-	self := "/proc/" + strconv.Itoa(tid)
-	comps := strings.Split(dir, "/")
-	cur := "/"
-	for links := 0; len(comps) > 0; {
-		c := comps[0]
-		comps = comps[1:]
-		switch {
-		case c == "" || c == ".":
-			continue
-		case c == "..":
-			cur = filepath.Dir(cur)
-			continue
-		case cur == "/proc" && c == "self":
-			cur = self
-			continue
-		case cur == "/proc" && c == "thread-self":
-			cur = self + "/task/" + strconv.Itoa(tid)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		var st unix.Statx_t
-		if err := unix.Statx(unix.AT_FDCWD, next, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			cur = next // a directory, or nothing the caller could reach either
-			continue
-		}
-		if links++; links > 40 {
-			return "", false // ELOOP for the caller too
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", false
-		}
-		if magicLink.MatchString(next) {
-			if a, ok := statID(next, true); ok && filepath.IsAbs(target) {
-				if b, ok := statID(target, true); ok && a == b {
-					cur = filepath.Clean(target)
-					continue
-				}
-			}
-			cur = next
-			continue
-		}
-		if filepath.IsAbs(target) {
-			cur = "/"
-		}
-		comps = append(strings.Split(target, "/"), comps...)
-	}
-	return cur, true
 }

@@ -785,13 +785,17 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 			if cfg.Isolated {
 				allow = func(int) bool { return false }
 			}
-			var observe func(seccomp.Notification) bool
+			var observe func(seccomp.Notification, seccomp.Reply) bool
 			if watch != nil {
-				observe = func(n seccomp.Notification) bool { return watch.seen(v, n) }
+				observe = func(n seccomp.Notification, r seccomp.Reply) bool { return watch.seen(v, n, r) }
 			}
 			if cfg.Network != seccomp.NetworkNotify {
 				// Only the file observer's syscalls notify.
-				done <- seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification) { watch.seen(v, n) })
+				done <- seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification, r seccomp.Reply) {
+					if !watch.seen(v, n, r) {
+						_ = r.Continue()
+					}
+				})
 				return
 			}
 			done <- seccomp.SuperviseChildren(st.listener, forever, allow, child, v.record, observe)

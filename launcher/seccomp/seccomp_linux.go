@@ -258,9 +258,9 @@ func send(listener int, resp *seccompNotifResp) error {
 // through r, now or later from another goroutine, and then returns true;
 // when it returns false the call is refused (denied, then EACCES) as
 // SuperviseUntil does. A notification that observe (when not nil) claims,
-// one of the file observer's syscalls (Rules.Observe), goes on whoever made
-// it, after observe looked at it.
-func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification), observe func(n Notification) bool) error {
+// one of the file observer's syscalls (Rules.Observe), is answered by
+// observe through r (Continue: it goes on whoever made it), now or later.
+func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification), observe func(n Notification, r Reply) bool) error {
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	if stop != nil {
 		var p [2]int
@@ -319,7 +319,7 @@ func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
 	return nil
 }
 
-func handleOne(listener int, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification) bool) error {
+func handleOne(listener int, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification, Reply) bool) error {
 	var req seccompNotif // must be zeroed for NOTIF_RECV
 	for {
 		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
@@ -336,8 +336,8 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
 	}
 	n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
-	if observe != nil && observe(n) {
-		return send(listener, &seccompNotifResp{id: n.ID, flags: userNotifFlagContinue})
+	if observe != nil && observe(n, Reply{listener: listener, id: n.ID}) {
+		return nil
 	}
 
 	ok := n.Pid > 0 && allow != nil && allow(n.Pid)
@@ -367,12 +367,11 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 	return send(listener, &resp)
 }
 
-// ObserveUntil answers every notification on listener by letting the
-// syscall go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE), after seen has looked
-// at it (the caller is still blocked in the syscall, so its memory and
-// /proc entries can be read), until stop is closed or no task uses the
-// filter any more. It never refuses anything: the kernel decides.
-func ObserveUntil(listener int, stop <-chan struct{}, seen func(n Notification)) error {
+// ObserveUntil hands every notification on listener to seen, which
+// answers it through r (Continue: the syscall goes on), now or later from
+// another goroutine, until stop is closed or no task uses the filter any
+// more. It never refuses anything: the kernel decides.
+func ObserveUntil(listener int, stop <-chan struct{}, seen func(n Notification, r Reply)) error {
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
@@ -422,11 +421,13 @@ func ObserveUntil(listener int, stop <-chan struct{}, seen func(n Notification))
 			return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
 		}
 		n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
-		if n.Pid > 0 && seen != nil {
-			seen(n)
+		r := Reply{listener: listener, id: n.ID}
+		if n.Pid <= 0 || seen == nil {
+			if err := r.Continue(); err != nil {
+				return err
+			}
+			continue
 		}
-		if err := send(listener, &seccompNotifResp{id: n.ID, flags: userNotifFlagContinue}); err != nil {
-			return err
-		}
+		seen(n, r)
 	}
 }
