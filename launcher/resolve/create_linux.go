@@ -33,12 +33,29 @@ func createWith(path string, dir bool, mode fs.FileMode, content []byte) error {
 	}
 	defer unix.Close(dfd)
 	name := filepath.Base(path)
+	want := uint32(unix.S_IFREG)
+	if dir {
+		want = unix.S_IFDIR
+	}
+	// Made meanwhile by another launch (two first launches at once both
+	// found it missing): what it made is taken as if it had been there,
+	// when it is of the kind wanted and no link.
+	made := func() bool {
+		var st unix.Stat_t
+		return unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == want
+	}
 	if dir {
 		if err := unix.Mkdirat(dfd, name, uint32(mode.Perm())); err != nil {
+			if err == unix.EEXIST && made() {
+				return nil
+			}
 			return &fs.PathError{Op: "mkdir", Path: path, Err: err}
 		}
 	} else {
 		fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode.Perm()))
+		if err == unix.EEXIST && made() {
+			return nil
+		}
 		if err != nil {
 			return &fs.PathError{Op: "create", Path: path, Err: err}
 		}
@@ -53,10 +70,6 @@ func createWith(path string, dir bool, mode fs.FileMode, content []byte) error {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	want := uint32(unix.S_IFREG)
-	if dir {
-		want = unix.S_IFDIR
 	}
 	if st.Mode&unix.S_IFMT != want {
 		return &fs.PathError{Op: "create", Path: path, Err: errors.New("replaced while it was being created")}

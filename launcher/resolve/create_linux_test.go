@@ -35,3 +35,36 @@ func TestCreateEmptyRefusesLinkedDirectory(t *testing.T) {
 		t.Errorf("created file: %v, %v", fi, err)
 	}
 }
+
+// Two first launches at once both find a protected file missing; the one
+// that creates it second takes what the first made (a real file or
+// directory of the kind wanted), and still refuses a link or the wrong
+// kind.
+func TestCreateTakesConcurrentCreation(t *testing.T) {
+	dir := t.TempDir()
+	file, sub, link := filepath.Join(dir, "f"), filepath.Join(dir, "d"), filepath.Join(dir, "l")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := createEmpty(file, false, 0o600); err != nil {
+		t.Errorf("an existing file: %v", err)
+	}
+	if err := createEmpty(sub, true, 0o700); err != nil {
+		t.Errorf("an existing directory: %v", err)
+	}
+	if err := createEmpty(link, false, 0o600); err == nil {
+		t.Error("a link was taken for the file")
+	}
+	if err := createEmpty(sub, false, 0o600); err == nil {
+		t.Error("a directory was taken for a file")
+	}
+	if err := createEmpty(file, true, 0o700); err == nil {
+		t.Error("a file was taken for a directory")
+	}
+}
