@@ -53,6 +53,8 @@ type pathWatch struct {
 	files map[fileID]watched
 	// workers holds a token for each path resolution under way.
 	workers chan struct{}
+	// procDev is /proc's device: a directory there is resolved by walking.
+	procDev uint64
 }
 
 // maxProtectedDirs bounds the walk of the protected trees at start.
@@ -61,6 +63,9 @@ const maxProtectedDirs = 4096
 func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *pathWatch {
 	w := &pathWatch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{},
 		workers: make(chan struct{}, observerWorkers)}
+	if id, ok := statID("/proc", true); ok {
+		w.procDev = id.dev
+	}
 	add := func(path string, it watched) {
 		if parent, ok := statID(filepath.Dir(path), true); ok {
 			w.names[nameKey{parent, filepath.Base(path)}] = it
@@ -143,16 +148,22 @@ func (w *pathWatch) seen(v *violations, n seccomp.Notification, r seccomp.Reply)
 	if _, ok := pathArgs[name]; !ok {
 		return false
 	}
+	// Most paths the kernel resolves from here as the caller would: done
+	// here, at the cost of a statx or two.
+	if w.check(v, n, name, false) {
+		_ = r.Continue()
+		return true
+	}
 	select {
 	case w.workers <- struct{}{}:
 		go func() {
 			defer func() { <-w.workers }()
-			w.check(v, n, name)
+			w.check(v, n, name, true)
 			_ = r.Continue()
 		}()
 	default:
 		// Every worker busy: here, as the syscall waits anyway.
-		w.check(v, n, name)
+		w.check(v, n, name, true)
 		_ = r.Continue()
 	}
 	return true
@@ -161,28 +172,112 @@ func (w *pathWatch) seen(v *violations, n seccomp.Notification, r seccomp.Reply)
 // observerWorkers bounds the goroutines resolving paths at once.
 const observerWorkers = 16
 
-// check logs n when it names a denied or protected path.
-func (w *pathWatch) check(v *violations, n seccomp.Notification, name string) {
-	pairs := pathArgs[name]
-	op := pathOp(name, n)
-	for _, pa := range pairs {
+// check logs n when it names a denied or protected path. Without walk it
+// logs nothing and says false when a path needs resolving component by
+// component (see quick).
+func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, walk bool) bool {
+	type found struct {
+		it     watched
+		exists bool
+	}
+	var hits []found
+	for _, pa := range pathArgs[name] {
 		dirfd := unix.AT_FDCWD
 		if pa[0] >= 0 {
 			dirfd = int(int32(n.Args[pa[0]]))
 		}
-		it, exists, ok := w.lookup(n.Pid, dirfd, n.Args[pa[1]], follows[name])
+		p, ok := readPath(n.Pid, n.Args[pa[1]])
 		if !ok {
 			continue
 		}
-		if op == "truncate" && name != "truncate" && !exists {
+		it, exists, hit, sure := w.quick(n.Pid, dirfd, p, follows[name])
+		if !sure {
+			if !walk {
+				return false
+			}
+			it, exists, hit = w.lookup(n.Pid, dirfd, p, follows[name])
+		}
+		if hit {
+			hits = append(hits, found{it, exists})
+		}
+	}
+	if len(hits) == 0 {
+		return true
+	}
+	comm := "?"
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(n.Pid) + "/comm"); err == nil {
+		comm = strings.TrimSpace(string(b))
+	}
+	for _, h := range hits {
+		op := pathOp(name, n)
+		if op == "truncate" && name != "truncate" && !h.exists {
 			op = "write" // O_TRUNC of nothing writes a new file
 		}
-		comm := "?"
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(n.Pid) + "/comm"); err == nil {
-			comm = strings.TrimSpace(string(b))
-		}
-		v.logFile(fileViolation{Comm: comm, Op: op, Path: it.path, Entry: it.entry, Source: it.source})
+		v.logFile(fileViolation{Comm: comm, Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source})
 	}
+	return true
+}
+
+// quick resolves p (relative to dirfd or tid's working directory, through
+// /proc/TID's own links) with the kernel, from this process. That is what
+// the caller gets unless the walk meets /proc/self, which would be pid
+// 1's: but pid 1 holds no directory descriptor and its working directory
+// is /proc, so /proc/self/fd/N and /proc/self/cwd lead it to no directory
+// or to one in /proc (its root is the caller's). sure is
+// false when p says "self" anywhere, when the directory does not resolve
+// to a directory or ends up in /proc, and when an open's last component
+// is a link; the caller then walks it (lookup).
+func (w *pathWatch) quick(tid, dirfd int, p string, follow bool) (it watched, exists, hit, sure bool) {
+	if strings.Contains(p, "self") {
+		return watched{}, false, false, false
+	}
+	full := p
+	if !filepath.IsAbs(p) {
+		base := "/proc/" + strconv.Itoa(tid) + "/cwd/"
+		if dirfd != unix.AT_FDCWD {
+			base = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd) + "/"
+		}
+		full = base + p
+	}
+	t := strings.TrimRight(full, "/")
+	i := strings.LastIndexByte(t, '/')
+	if i < 0 {
+		return watched{}, false, false, true // "/" itself
+	}
+	dir, name := t[:i], t[i+1:]
+	if dir == "" {
+		dir = "/"
+	}
+	if name == "" || name == "." || name == ".." {
+		return watched{}, false, false, true
+	}
+	// Not a directory (a link to /proc/self/fd/N reaching one of pid 1's
+	// sockets, say), or one in /proc: walked.
+	var ds unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, dir, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &ds) != nil || ds.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return watched{}, false, false, false
+	}
+	parent := fileID{unix.Mkdev(ds.Dev_major, ds.Dev_minor), ds.Ino}
+	if parent.dev == w.procDev {
+		return watched{}, false, false, false
+	}
+	var fs unix.Statx_t
+	there := unix.Statx(unix.AT_FDCWD, t, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &fs) == nil
+	if there && follow && fs.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return watched{}, false, false, false
+	}
+	if it, ok := w.names[nameKey{parent, name}]; ok {
+		return it, there, true, true
+	}
+	if it, ok := w.dirs[parent]; ok {
+		return watched{filepath.Join(it.path, name), it.entry, it.source}, there, true, true
+	}
+	if there {
+		if it, ok := w.files[fileID{unix.Mkdev(fs.Dev_major, fs.Dev_minor), fs.Ino}]; ok {
+			return it, true, true, true
+		}
+	}
+	return watched{}, there, false, true
 }
 
 func pathOp(name string, n seccomp.Notification) string {
@@ -209,16 +304,12 @@ func pathOp(name string, n seccomp.Notification) string {
 	return "write"
 }
 
-// lookup reads the path at addr in tid's memory, resolves it as tid would
+// lookup resolves p as tid would
 // (relative to dirfd, or to tid's working directory) and says what
 // watched thing it names: the name in its directory, a directory inside a
 // protected tree, or (follow) the file a last link leads to. exists says
 // whether the path names anything now.
-func (w *pathWatch) lookup(tid, dirfd int, addr uint64, follow bool) (it watched, exists, ok bool) {
-	p, ok := readPath(tid, addr)
-	if !ok {
-		return watched{}, false, false
-	}
+func (w *pathWatch) lookup(tid, dirfd int, p string, follow bool) (it watched, exists, ok bool) {
 	r := resolver{tid: tid}
 	start := "/proc/" + strconv.Itoa(tid) + "/cwd"
 	if dirfd != unix.AT_FDCWD {
