@@ -218,51 +218,68 @@ func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, wa
 	return true
 }
 
-// quick resolves p (relative to dirfd or tid's working directory, through
-// /proc/TID's own links) with the kernel, from this process. That is what
-// the caller gets unless the walk meets /proc/self, which would be pid
-// 1's: but pid 1 holds no directory descriptor and its working directory
-// is /proc, so /proc/self/fd/N and /proc/self/cwd lead it to no directory
-// or to one in /proc (its root is the caller's). sure is
-// false when p says "self" anywhere, when the directory does not resolve
-// to a directory or ends up in /proc, and when an open's last component
-// is a link; the caller then walks it (lookup).
+// quick resolves p with the kernel, from this process, when that is
+// sure to be what the caller gets: when no component of the directory is
+// a link (of any kind: a link's text, /proc/self's above all, would be
+// read as pid 1's), it says no "self", it is not in /proc and it is at
+// most maxQuickDepth deep. A relative p starts from the caller's own
+// working directory or dirfd, opened through /proc/TID (which names the
+// caller's object whoever opens it). sure is false otherwise, and when an
+// open's last component is a link: the caller then walks it (lookup).
 func (w *pathWatch) quick(tid, dirfd int, p string, follow bool) (it watched, exists, hit, sure bool) {
 	if strings.Contains(p, "self") {
 		return watched{}, false, false, false
 	}
-	full := p
+	start := "/"
 	if !filepath.IsAbs(p) {
-		base := "/proc/" + strconv.Itoa(tid) + "/cwd/"
+		start = "/proc/" + strconv.Itoa(tid) + "/cwd"
 		if dirfd != unix.AT_FDCWD {
-			base = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd) + "/"
+			start = "/proc/" + strconv.Itoa(tid) + "/fd/" + strconv.Itoa(dirfd)
 		}
-		full = base + p
 	}
-	t := strings.TrimRight(full, "/")
-	i := strings.LastIndexByte(t, '/')
-	if i < 0 {
-		return watched{}, false, false, true // "/" itself
+	t := strings.TrimRight(strings.TrimLeft(p, "/"), "/")
+	if t == "" {
+		return watched{}, false, false, true // "/" or the start itself
 	}
-	dir, name := t[:i], t[i+1:]
+	comps := strings.Split(t, "/")
+	name := comps[len(comps)-1]
+	if name == "." || name == ".." {
+		return watched{}, false, false, true
+	}
+	if len(comps) > maxQuickDepth {
+		return watched{}, false, false, false
+	}
+	base, dir := unix.AT_FDCWD, "" // absolute: from /, as pid 1 and the caller share it
+	if start != "/" {
+		fd, err := unix.Open(start, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return watched{}, false, false, false
+		}
+		defer unix.Close(fd)
+		base, dir = fd, "."
+	}
+	var st unix.Statx_t
+	for _, c := range comps[:len(comps)-1] {
+		if c == "" || c == "." {
+			continue
+		}
+		dir += "/" + c
+		if unix.Statx(base, dir, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return watched{}, false, false, false // a link on the way, or nothing there
+		}
+	}
 	if dir == "" {
 		dir = "/"
 	}
-	if name == "" || name == "." || name == ".." {
-		return watched{}, false, false, true
-	}
-	// Not a directory (a link to /proc/self/fd/N reaching one of pid 1's
-	// sockets, say), or one in /proc: walked.
-	var ds unix.Statx_t
-	if unix.Statx(unix.AT_FDCWD, dir, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &ds) != nil || ds.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if unix.Statx(base, dir, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return watched{}, false, false, false
 	}
-	parent := fileID{unix.Mkdev(ds.Dev_major, ds.Dev_minor), ds.Ino}
+	parent := fileID{unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}
 	if parent.dev == w.procDev {
 		return watched{}, false, false, false
 	}
 	var fs unix.Statx_t
-	there := unix.Statx(unix.AT_FDCWD, t, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &fs) == nil
+	there := unix.Statx(base, strings.TrimSuffix(dir, "/")+"/"+name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &fs) == nil
 	if there && follow && fs.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return watched{}, false, false, false
 	}
@@ -279,6 +296,10 @@ func (w *pathWatch) quick(tid, dirfd int, p string, follow bool) (it watched, ex
 	}
 	return watched{}, there, false, true
 }
+
+// maxQuickDepth bounds the components quick checks one by one (each a
+// statx of the whole prefix); deeper paths are walked by a worker.
+const maxQuickDepth = 64
 
 func pathOp(name string, n seccomp.Notification) string {
 	switch name {

@@ -765,16 +765,6 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		return NotFound(cfg.Args[0], st.err)
 	}
 	pid := st.cmd.Process.Pid
-	// Nothing of the supervisor's depends on its working directory, and
-	// the path observer needs it in /proc (see pathWatch.quick): what its
-	// own /proc/self/cwd leads to is then in /proc, which it walks as the
-	// caller would instead.
-	if watch != nil {
-		if err := unix.Chdir("/proc"); err != nil {
-			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
-			return ExitRefused
-		}
-	}
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	// The notifying filter is answered until this process exits, not only
