@@ -372,62 +372,12 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 // another goroutine, until stop is closed or no task uses the filter any
 // more. It never refuses anything: the kernel decides.
 func ObserveUntil(listener int, stop <-chan struct{}, seen func(n Notification, r Reply)) error {
-	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
-		return fmt.Errorf("seccomp: pipe: %w", err)
-	}
-	defer unix.Close(p[0])
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		defer unix.Close(p[1])
-		select {
-		case <-stop:
-			unix.Write(p[1], []byte{0})
-		case <-done:
-		}
-	}()
-	fds = append(fds, unix.PollFd{Fd: int32(p[0]), Events: unix.POLLIN})
-	for {
-		for i := range fds {
-			fds[i].Revents = 0
-		}
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			return fmt.Errorf("seccomp: poll: %w", err)
-		}
-		if fds[1].Revents != 0 {
-			return nil
-		}
-		rev := fds[0].Revents
-		if rev&unix.POLLNVAL != 0 {
-			return fmt.Errorf("seccomp: listener fd %d is not open", listener)
-		}
-		if rev&unix.POLLIN == 0 {
-			if rev&(unix.POLLHUP|unix.POLLERR) != 0 {
-				return nil
-			}
-			continue
-		}
-		var req seccompNotif
-		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
-		if err == unix.EINTR || err == unix.ENOENT {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
-		}
-		n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
-		r := Reply{listener: listener, id: n.ID}
-		if n.Pid <= 0 || seen == nil {
-			if err := r.Continue(); err != nil {
-				return err
-			}
-			continue
+	return SuperviseChildren(listener, stop, nil, nil, nil, func(n Notification, r Reply) bool {
+		if n.Pid <= 0 {
+			_ = r.Continue() // a caller outside this pid namespace: nothing to read
+			return true
 		}
 		seen(n, r)
-	}
+		return true
+	})
 }
