@@ -135,6 +135,9 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if len(inv.Command) > 0 && req.Executable == "" {
 		req.Executable = executableOf(inv.Command[0], envpolicy.Apply(inv.Environ, cfg.Env, req.Target, nil).Env)
 	}
+	if req.Target == "" || req.Target == runtime.GOOS {
+		req.Launcher = launcherPath()
+	}
 	pol, err := resolve.Resolve(req, host, env, cfg, sel)
 	if err != nil {
 		return nil, err
@@ -222,18 +225,19 @@ func (plan *Plan) Render(command []string, path string) error {
 		if !p.Exposed(chdir) {
 			chdir = p.Workspace
 		}
-		opts := bwrapOptions(p, chdir, os.Getuid())
+		uid, gid := os.Getuid(), os.Getgid()
+		opts := bwrapOptions(p, chdir, uid)
 		if path == "" {
 			path = command[0]
 		}
 		l := argv.Render(p, opts)
-		cfg := initFor(p, opts, l.Moves, path, command, plan.Environ.Env)
+		cfg := initFor(p, opts, l.Moves, path, command, plan.Environ.Env, uid, gid)
 		init, err := encodeInit(cfg)
 		if err != nil {
 			return err
 		}
 		plan.InitShown = cfg.Shown()
-		prog, err := buildProgram(bwrapBaseRules(p))
+		prog, err := buildProgram(bwrapBaseRules(p, opts))
 		if err != nil {
 			return err
 		}
@@ -245,6 +249,19 @@ func (plan *Plan) Render(command []string, path string) error {
 		return plan.renderSeatbelt(command)
 	}
 	return resolve.Refuse("the %s backend cannot run on %s", plan.Backend, p.Target)
+}
+
+// launcherPath is this executable, every link resolved; "" when unknown.
+func launcherPath() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(exe)
+	if err != nil {
+		return ""
+	}
+	return real
 }
 
 // executableOf is the file name runs as, every link resolved, found the way
@@ -558,6 +575,30 @@ func interpreterOf(script, path string) string {
 		return ""
 	}
 	return real
+}
+
+// Identity is who the command runs as: always you (the launcher's uid and
+// gid), and how the backend keeps it so.
+type Identity struct {
+	UID int    `json:"uid"`
+	GID int    `json:"gid"`
+	How string `json:"how"`
+}
+
+// RunsAs says who the plan's command runs as.
+func (plan *Plan) RunsAs() Identity {
+	id := Identity{UID: os.Getuid(), GID: os.Getgid()}
+	switch {
+	case plan.Backend != BackendBwrap:
+		id.How = "you: this backend adds no user namespace"
+	case id.UID == 0:
+		id.How = "you: root, mapped to root, with no capability"
+	case bwrapOptions(plan.Policy, "", id.UID).MapToRoot:
+		id.How = "you, in a user namespace nested in the sandbox's, whose root is only the init stage, which mounts and then starts the command"
+	default:
+		id.How = "you: bwrap maps your uid and gid"
+	}
+	return id
 }
 
 // Warnings are the policy's warnings and, last, what the backend chosen

@@ -61,11 +61,18 @@ func bwrapNetwork(p *policy.Policy) seccomp.Network {
 }
 
 // bwrapBaseRules is baseRules for a bwrap launch: under isolation the
-// command's filter (bwrapNetwork) carries the network rule instead.
-func bwrapBaseRules(p *policy.Policy) seccomp.Rules {
+// command's filter (bwrapNetwork) carries the network rule instead. Where
+// the command runs as you in a user namespace of its own (o.MapToRoot),
+// the init stage must make that one namespace: the base filter then
+// leaves user namespaces alone, and the command's own filter refuses them
+// (see sandboxinit's starter_linux.go).
+func bwrapBaseRules(p *policy.Policy, o argv.Options) seccomp.Rules {
 	r := baseRules(p)
 	if p.Network.Isolate {
 		r.Network = seccomp.NetworkUnfiltered
+	}
+	if o.MapToRoot {
+		r.BlockUserNamespaces = false
 	}
 	return r
 }
@@ -122,14 +129,21 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	if len(p.Masks) > 0 || len(o.Staged) > 0 {
 		o.InitMasks = len(p.Masks) > 0
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
-		o.MapToRoot = uid != 0
 	}
 	// The children's private loopback: the init stage makes their network
 	// namespace (CAP_SYS_ADMIN) and brings its lo up (CAP_NET_ADMIN), then
 	// drops both (see sandboxinit's childnet_linux.go).
 	if childLoopback(p) {
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP", "CAP_NET_ADMIN"}
-		o.MapToRoot = uid != 0
+	}
+	// An init stage that mounts runs as uid 0 of the sandbox's user
+	// namespace (only there can it mount), and starts the command as you
+	// in a namespace nested in it, mapping your uid and gid onto its 0:
+	// writing that map (its 0 is the namespace's root) takes CAP_SETFCAP.
+	// Root is root in both, and needs no second namespace.
+	if len(o.InitCaps) > 0 && uid != 0 {
+		o.MapToRoot = true
+		o.InitCaps = append(o.InitCaps, "CAP_SETFCAP")
 	}
 	return o
 }
@@ -187,8 +201,9 @@ func stagedLayers(p *policy.Policy) map[string]bool {
 	return staged
 }
 
-// initFor is the init stage's config for a bwrap launch of p.
-func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string) *sandboxinit.Config {
+// initFor is the init stage's config for a bwrap launch of p, by uid and
+// gid (the launcher's own).
+func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string, uid, gid int) *sandboxinit.Config {
 	cfg := &sandboxinit.Config{
 		Profile:  p.Profile,
 		Path:     path,
@@ -199,6 +214,9 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		ChildNet: childLoopback(p),
 		Isolated: p.Network.Isolate,
 		Check:    sandboxinit.LayerCheck{Filters: 1},
+	}
+	if o.MapToRoot {
+		cfg.User = &sandboxinit.User{UID: uid, GID: gid, BlockUserNamespaces: !p.NestedUserNS}
 	}
 	if cfg.ChildNet {
 		cfg.AllowHosts = p.Network.AllowHosts

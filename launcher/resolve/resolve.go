@@ -51,6 +51,11 @@ type Request struct {
 	// Executable is the command's executable with every link resolved, as
 	// the launcher found it ("" when there is no command: explain).
 	Executable string
+	// Launcher is grok-sandbox's own executable, every link resolved ("":
+	// unknown, or not on this host's target). Where the profile hides it
+	// (~/go/bin or ~/.local/bin under strict), it is granted read-only, so
+	// that `grok-sandbox status` works from inside.
+	Launcher string
 }
 
 // RefusalError is a policy that cannot be enforced or a request that cannot
@@ -384,6 +389,12 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 	}
 	if err := addAgent(p, t, req, env, custom); err != nil {
 		return nil, err
+	}
+	if req.Launcher != "" && p.Enforce && !p.Exposed(req.Launcher) {
+		if path, link, err := canonicalGrant(p, req.Launcher); err == nil && link == "" {
+			p.Grants = append(p.Grants, policy.Grant{Path: t.path(path), Access: policy.Read,
+				Why: "grok-sandbox itself (status from inside)", Source: "built-in"})
+		}
 	}
 	if hookProtected(p.Base) {
 		if err := protectHooks(p, t, env); err != nil {

@@ -51,6 +51,9 @@ const (
 	// FDObserver is the init stage's end of its channel to the mask
 	// observer, kept across its re-exec.
 	FDObserver = 16
+	// FDStarter is the init stage's end of its channel to the command's
+	// starter (starter_linux.go), kept across its re-exec.
+	FDStarter = 17
 )
 
 // Config is what the init stage reads from FDInit: the command and
@@ -101,8 +104,24 @@ type Config struct {
 	// observed and logged (nil: they are not; see maskfs_linux.go and
 	// fileobserve_linux.go).
 	Observe *Observe `json:"observe,omitempty"`
+	// User, when set, is who the command runs as: the init stage runs as
+	// uid 0 of the sandbox's user namespace (to mount), and starts the
+	// command in a user namespace nested in it that maps User's uid and
+	// gid onto that 0 (see starter_linux.go). Nil: the command runs as the
+	// init stage does (root as root; bwrap's own mapping otherwise).
+	User *User `json:"user,omitempty"`
 	// Check is what the init stage verifies before the command starts.
 	Check LayerCheck `json:"check"`
+}
+
+// User is the identity the command runs as, in a user namespace of its own.
+type User struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// BlockUserNamespaces: the command's filter refuses any further user
+	// namespace (the base filter could not: the init stage makes this
+	// one).
+	BlockUserNamespaces bool `json:"block_user_namespaces"`
 }
 
 // Observe is the file violation observer's part of the config.

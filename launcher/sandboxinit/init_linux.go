@@ -47,6 +47,14 @@ func Run(args []string) int {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: init: "+format+"\n", a...)
 		return ExitRefused
 	}
+	// The starter stays dumpable until it execs the command (which is
+	// dumpable anyway): the init stage writes its uid and gid maps through
+	// /proc, whose files of a non-dumpable process only root outside the
+	// sandbox may open. Nothing but the init stage and its helpers runs
+	// before it execs.
+	if len(args) == 1 && args[0] == starterArg {
+		return runStarter()
+	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail("cannot make the init stage non-dumpable: %v", err)
 	}
@@ -56,6 +64,7 @@ func Run(args []string) int {
 	if len(args) == 2 && args[0] == maskObserverArg {
 		return runMaskObserver(args)
 	}
+
 	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
 		return fail("usage: %s FD PROFILE [--masked]", Command)
 	}
@@ -108,6 +117,13 @@ func Run(args []string) int {
 				fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
 			}
 		}
+		starter := 0
+		if cfg.User != nil {
+			var err error
+			if starter, err = forkStarter(cfg.User); err != nil {
+				return fail("%v", err)
+			}
+		}
 		if err := dropCapabilities(); err != nil {
 			return fail("%v", err)
 		}
@@ -119,10 +135,16 @@ func Run(args []string) int {
 		if observer > 0 {
 			env = append(env, observerPidEnv+"="+strconv.Itoa(observer))
 		}
+		if starter > 0 {
+			env = append(env, starterPidEnv+"="+strconv.Itoa(starter))
+		}
 		err := syscall.Exec("/proc/self/exe", argv, env)
 		return fail("re-exec after masking: %v", err)
 	}
 	unix.Close(fd)
+	if _, held := heldStarter(); cfg.User != nil && !held {
+		return fail("the command must run as uid %d, and its starter is missing; refusing to start it", cfg.User.UID)
+	}
 	if cfg.Dir != "" {
 		// After the masks: a working directory bwrap entered before they
 		// were mounted would still reach what they cover.
@@ -670,12 +692,17 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		// read-only mount (EROFS) before its node is asked.
 		observe = seccomp.Observe{Paths: true, Writes: true}
 	}
+	// A command that runs as you in a namespace of its own (cfg.User)
+	// gets its filter from its starter, with the refusal of any further
+	// user namespace in it.
+	blockUserNS := cfg.User != nil && cfg.User.BlockUserNamespaces
+	var plain []bpf.RawInstruction // a filter that notifies nothing
 	if cfg.Network == seccomp.NetworkNotify || observe.Paths {
 		network := seccomp.NetworkUnfiltered // the base filter has the rest
 		if cfg.Network == seccomp.NetworkNotify {
 			network = seccomp.NetworkNotify
 		}
-		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe}, arch); err != nil {
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return ExitRefused
 		}
@@ -686,6 +713,12 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 					fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
 				}
 			}
+		}
+	}
+	if notify == nil && blockUserNS {
+		if plain, err = seccomp.Build(seccomp.Rules{BlockUserNamespaces: true}, arch); err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+			return ExitRefused
 		}
 	}
 	// Signals a user sends to the sandbox reach this process; pass the
@@ -721,10 +754,13 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		}
 	}
 	type started struct {
-		cmd      *exec.Cmd
+		proc     *os.Process
 		listener int
 		err      error
 		refused  bool // the sandbox could not be set up (not the command's fault)
+		// starterRefused: the starter refused to start the command, and
+		// said why; it exits 125.
+		starterRefused bool
 	}
 	ch := make(chan started, 1)
 	go func() {
@@ -733,6 +769,20 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		// while the supervisor's other threads do not. The goroutine ends
 		// locked, so the filtered thread ends with it.
 		runtime.LockOSThread()
+		if pid, ok := heldStarter(); ok && cfg.User != nil {
+			spec := starterSpec{Path: cfg.Path, Args: cfg.Args, Env: env, Dir: cfg.Dir, UID: cfg.User.UID, GID: cfg.User.GID, Filters: filters}
+			switch {
+			case notify != nil:
+				spec.Filter, spec.Listener, spec.Filters = notify, true, filters+1
+			case plain != nil:
+				spec.Filter, spec.Filters = plain, filters+1
+			}
+			proc, listener, err := releaseStarter(pid, spec)
+			// A starter that refused has said why; its status (125) is
+			// the run's.
+			ch <- started{proc: proc, listener: listener, err: err, starterRefused: err != nil && proc != nil, refused: err != nil && proc == nil}
+			return
+		}
 		if restrict != nil {
 			if err := restrict(); err != nil {
 				ch <- started{err: err, refused: true}
@@ -754,9 +804,13 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		}
 		cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 		err := cmd.Start()
-		ch <- started{cmd: cmd, listener: listener, err: err}
+		ch <- started{proc: cmd.Process, listener: listener, err: err}
 	}()
 	st := <-ch
+	if st.starterRefused {
+		_, _ = st.proc.Wait()
+		return ExitRefused
+	}
 	if st.refused {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", st.err)
 		return ExitRefused
@@ -764,7 +818,7 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	if st.err != nil {
 		return NotFound(cfg.Args[0], st.err)
 	}
-	pid := st.cmd.Process.Pid
+	pid := st.proc.Pid
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	// The notifying filter is answered until this process exits, not only
@@ -816,7 +870,7 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 		for sig := range sigs {
 			switch sig {
 			case unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2:
-				_ = st.cmd.Process.Signal(sig)
+				_ = st.proc.Signal(sig)
 			}
 		}
 	}()
@@ -840,19 +894,15 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	if v != nil {
 		v.flush()
 	}
-	err = st.cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
+	ps, err := st.proc.Wait()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", cfg.Args[0], err)
 		return ExitRefused
 	}
-	return 0
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
 }
 
 // waitCommand returns once pid has exited, leaving it unreaped. With reaper

@@ -59,6 +59,7 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 			"argv":           nonNil(plan.Argv),
 			"environment":    envNames(plan.Environ),
 			"warnings":       nonNil(plan.Warnings()),
+			"user":           plan.RunsAs(),
 		}
 		if a := agentDoc(plan.Policy); a != nil {
 			doc["agent"] = a
@@ -154,6 +155,8 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	fmt.Fprintf(w, "target:    %s\n", p.Target)
 	fmt.Fprintf(w, "backend:   %s\n", plan.Backend)
 	fmt.Fprintf(w, "workspace: %s\n", printable.String(p.Workspace))
+	id := plan.RunsAs()
+	fmt.Fprintf(w, "runs as:   uid %d, gid %d (%s)\n", id.UID, id.GID, id.How)
 	if !p.Enforce {
 		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
 		explainWarnings(w, plan.Warnings())
@@ -460,6 +463,7 @@ func explainDoc(plan *launcher.Plan) map[string]any {
 		"allow_hosts":      allowHosts(p),
 		"environment":      envNames(plan.Environ),
 		"warnings":         nonNil(plan.Warnings()),
+		"user":             plan.RunsAs(),
 	}
 	if a := agentDoc(p); a != nil {
 		doc["agent"] = a

@@ -1,0 +1,290 @@
+package sandboxinit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/seccomp"
+)
+
+// The command runs as you. An init stage that mounts (masks, staged
+// layers, the children's network namespace) must be uid 0 of the sandbox's
+// user namespace, with capabilities there; the command must not be. So the
+// init stage starts the command's starter in a user namespace nested in the
+// sandbox's, whose uid_map and gid_map map your uid and gid onto the
+// sandbox's 0:
+//
+//   - the starter, and the command it becomes, are you (getuid and the rest
+//     say your ids; files they create are yours outside, as the sandbox's 0
+//     is you outside) and hold no capability anywhere: the mount, network
+//     and pid namespaces belong to the sandbox's user namespace, so mount,
+//     umount and move_mount fail whatever the command does;
+//   - its filter refuses any further user namespace (except where the
+//     profile allows nested ones): the base filter cannot, since the init
+//     stage makes this one;
+//   - nothing in the nested namespace can trace, read or write the memory
+//     of the init stage or its helpers, whose namespace is its parent.
+//
+// The starter is made by the init stage's first run, which holds the
+// capabilities for it (CAP_SETFCAP: the map's lower id is the namespace's
+// root), and waits on its socket. The init stage's last run (after the
+// masks and the re-exec) sends it the command, its environment and its
+// filter; the starter drops what it came with, installs the filter, checks
+// its ids and its thread, sends the filter's listener back, and execs.
+
+// starterArg is the init stage's argument that runs the starter.
+const starterArg = "--starter"
+
+// starterPidEnv carries the starter's pid across the init stage's re-exec.
+const starterPidEnv = "GROK_SANDBOX_STARTER"
+
+// starterSpec is what the init stage sends the starter.
+type starterSpec struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+	UID  int      `json:"uid"`
+	GID  int      `json:"gid"`
+	// Filter is the command's filter (nil: none); Listener, whether it
+	// notifies (the starter sends its listener back).
+	Filter   []bpf.RawInstruction `json:"filter"`
+	Listener bool                 `json:"listener"`
+	// Filters is how many filters the starter's thread must carry.
+	Filters int `json:"filters"`
+}
+
+// forkStarter starts the starter in a user namespace of its own, writes
+// its maps (u's ids onto this namespace's 0, setgroups denied) through a
+// private, writable view of /proc, and keeps the channel to it on
+// FDStarter. It returns the starter's pid. The caller holds the
+// capabilities of the sandbox's user namespace.
+func forkStarter(u *User) (int, error) {
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("socketpair: %v", err)
+	}
+	theirs := os.NewFile(uintptr(sp[1]), "starter")
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, starterArg},
+		Env: []string{}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{theirs},
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: unix.CLONE_NEWUSER,
+			// Kept across its exec (it is not root in its namespace), so
+			// that it can empty its bounding set, which a new user
+			// namespace always starts full.
+			AmbientCaps: []uintptr{unix.CAP_SETPCAP},
+		}}
+	err = startClean(cmd)
+	theirs.Close()
+	if err != nil {
+		unix.Close(sp[0])
+		return 0, fmt.Errorf("cannot start the command's starter: %v", err)
+	}
+	pid := cmd.Process.Pid
+	fail := func(err error) (int, error) {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		unix.Close(sp[0])
+		return 0, err
+	}
+	if err := writeMaps(pid, u); err != nil {
+		return fail(fmt.Errorf("cannot map your uid and gid for the command: %v", err))
+	}
+	_ = unix.Close(FDStarter)
+	if err := unix.Dup3(sp[0], FDStarter, 0); err != nil {
+		return fail(fmt.Errorf("dup3: %v", err))
+	}
+	unix.Close(sp[0])
+	return pid, nil
+}
+
+// writeMaps writes pid's setgroups, uid_map and gid_map. /proc is
+// read-only in the sandbox (so that no process can write another's
+// memory): the maps are written through a detached, writable copy of its
+// mount that no path reaches and that is closed right after.
+func writeMaps(pid int, u *User) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, "/proc", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_tree /proc: %v", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %v", err)
+	}
+	write := func(name, data string) error {
+		fd, err := unix.Openat(tree, strconv.Itoa(pid)+"/"+name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		defer unix.Close(fd)
+		if _, err := unix.Write(fd, []byte(data)); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		return nil
+	}
+	if err := write("setgroups", "deny"); err != nil {
+		return err
+	}
+	if err := write("uid_map", fmt.Sprintf("%d 0 1\n", u.UID)); err != nil {
+		return err
+	}
+	return write("gid_map", fmt.Sprintf("%d 0 1\n", u.GID))
+}
+
+// heldStarter is the starter the init stage's first run made, if any.
+func heldStarter() (int, bool) {
+	pid, err := strconv.Atoi(os.Getenv(starterPidEnv))
+	if err != nil || pid <= 1 {
+		return 0, false
+	}
+	if _, err := unix.FcntlInt(uintptr(FDStarter), unix.F_GETFD, 0); err != nil {
+		return 0, false
+	}
+	return pid, true
+}
+
+// releaseStarter sends the starter its spec and waits for its answer: the
+// filter's listener (when it notifies) or its word that all is in place.
+// The starter then execs the command. It returns the starter's process.
+func releaseStarter(pid int, spec starterSpec) (*os.Process, int, error) {
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return nil, -1, err
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, -1, err
+	}
+	for len(data) > 0 {
+		n, err := unix.Write(FDStarter, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
+		}
+		data = data[n:]
+	}
+	if err := unix.Shutdown(FDStarter, unix.SHUT_WR); err != nil {
+		return nil, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
+	}
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	var n, oobn int
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(FDStarter, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	unix.Close(FDStarter)
+	if err != nil || n != 1 || buf[0] != 'k' {
+		// The starter said why on stderr, and exits.
+		return proc, -1, errors.New("the command's starter refused")
+	}
+	listener := -1
+	if spec.Listener {
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err == nil && len(msgs) == 1 {
+			if fds, err := unix.ParseUnixRights(&msgs[0]); err == nil && len(fds) == 1 {
+				listener = fds[0]
+			}
+		}
+		if listener < 0 {
+			return proc, -1, errors.New("the command's starter sent no listener")
+		}
+	}
+	return proc, listener, nil
+}
+
+// runStarter is the starter: it becomes the command (see the top of this
+// file). Nothing it does is the command's yet: every refusal is the
+// sandbox's (125).
+func runStarter() int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: init: "+format+"\n", a...)
+		return ExitRefused
+	}
+	runtime.LockOSThread()
+	// The init stage's first run ignores what the launcher ignored for
+	// bwrap (SIGINT, SIGQUIT), and an ignored signal stays ignored across
+	// exec: catching every signal here makes each one's disposition the
+	// default again at the exec, as the command must start with.
+	signal.Notify(make(chan os.Signal, 1))
+	// What it came with (CAP_SETPCAP, in its own namespace only) goes
+	// first: the bounding set, the ambient set, every capability.
+	if err := dropCapabilities(); err != nil {
+		return fail("%v", err)
+	}
+	const ch = 3
+	var data []byte
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(ch, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail("reading the command: %v", err)
+		}
+		if n == 0 {
+			break
+		}
+		data = append(data, buf[:n]...)
+	}
+	var spec starterSpec
+	if err := json.Unmarshal(data, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
+		return fail("bad command from the init stage")
+	}
+	if ids := [4]int{os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid()}; ids != [4]int{spec.UID, spec.UID, spec.GID, spec.GID} {
+		return fail("the command would run as uid %d/%d, gid %d/%d, not as you (%d, %d); refusing to start it", ids[0], ids[1], ids[2], ids[3], spec.UID, spec.GID)
+	}
+	listener := -1
+	if spec.Filter != nil {
+		var err error
+		if spec.Listener {
+			listener, err = seccomp.InstallWithListener(spec.Filter)
+		} else {
+			err = seccomp.Install(spec.Filter)
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
+	}
+	if err := VerifyThread(spec.Filters, true); err != nil {
+		return fail("%v; refusing to start the command", err)
+	}
+	if spec.Dir != "" {
+		// By path, after the masks (see Run).
+		if err := unix.Chdir(spec.Dir); err != nil {
+			return fail("cannot enter %s: %v", spec.Dir, err)
+		}
+	}
+	var oob []byte
+	if listener >= 0 {
+		oob = unix.UnixRights(listener)
+	}
+	if err := unix.Sendmsg(ch, []byte{'k'}, oob, nil, 0); err != nil {
+		return fail("cannot answer the init stage: %v", err)
+	}
+	if listener >= 0 {
+		unix.Close(listener)
+	}
+	unix.Close(ch)
+	if err := CloseFrom(3); err != nil {
+		return fail("cannot close the launcher's descriptors: %v", err)
+	}
+	err := syscall.Exec(spec.Path, spec.Args, spec.Env)
+	return NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
+}
