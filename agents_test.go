@@ -25,6 +25,7 @@ import (
 var agentPackages = []struct{ pkg, version, bin string }{
 	{"@vibe-kit/grok-cli", "0.0.34", "grok"},
 	{"@openai/codex", "0.169.0", "codex"},
+	{"@anthropic-ai/claude-code", "2.1.332", "claude"},
 }
 
 // codexNative is the native program Codex's node launcher (bin/codex.js)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
@@ -83,11 +85,12 @@ func newApp() *cli.App {
 				},
 			},
 			{
-				Name:  "explain",
-				Usage: "describe the resolved capability set for people",
-				Flags: []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate, agentFlag},
+				Name:      "explain",
+				Usage:     "describe the resolved capability set for people",
+				ArgsUsage: "[-- COMMAND [ARG...]]",
+				Flags:     []cli.Flag{profile, workspace, targetFlag, jsonFlag, isolate, agentFlag},
 				Action: func(c *cli.Context) error {
-					if err := noArgs(c); err != nil {
+					if err := profileTakenForCommand(c); err != nil {
 						return err
 					}
 					return verbs.Explain(invocation(c, c.String("target")), c.Bool("json"), c.App.Writer)
@@ -249,6 +252,22 @@ func noArgs(c *cli.Context) error {
 	}
 	return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s takes no arguments (got %q)%s; see `grok-sandbox %s --help`",
 		c.Command.Name, c.Args().First(), hint, c.Command.Name)}
+}
+
+// profileTakenForCommand refuses explain's command when it is a built-in
+// profile's name and no program of that name is on PATH: `explain strict`
+// is not silently `explain` of the default profile. Otherwise explain
+// takes the command as print does, to show what the agent table adds.
+func profileTakenForCommand(c *cli.Context) error {
+	first := c.Args().First()
+	if first == "" || !config.IsBuiltin(first) {
+		return nil
+	}
+	if _, err := exec.LookPath(first); err == nil {
+		return nil
+	}
+	return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s: %q is a profile, not a command; did you mean --profile %s? (explain takes an optional command after --, whose agent it shows)",
+		c.Command.Name, first, first)}
 }
 
 // version is the module version and VCS revision the binary was built

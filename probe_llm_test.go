@@ -171,6 +171,8 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 		agent = "chat"
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/responses"):
 		agent = "responses"
+	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/v1/messages"):
+		agent = "messages"
 	}
 	var step int
 	var last string
@@ -179,6 +181,8 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 		step, last = chatToolResults(req)
 	case "responses":
 		step, last = responsesToolResults(req)
+	case "messages":
+		step, last = messagesToolResults(req)
 	}
 	m.appendFile("requests.log", fmt.Sprintf("%03d %s %s api=%s step=%d\n", n, r.Method, r.URL.Path, agent, step))
 	if step > 0 {
@@ -192,12 +196,82 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := m.steps[min(step, len(m.steps)-1)]
+	if agent == "messages" {
+		// An agent's side requests (a title, a quota check) offer no
+		// tools: they get a plain answer, the script's steps are for the
+		// turn that offers them.
+		if tools, _ := req["tools"].([]any); len(tools) == 0 {
+			st = llmStep{kind: "final", arg: "ok"}
+		}
+		writeMessages(w, n, st)
+		return
+	}
 	if agent == "chat" {
 		stream, _ := req["stream"].(bool)
 		writeChat(w, n, st, stream)
 		return
 	}
 	writeResponses(w, n, st, toolNames(req))
+}
+
+// messagesToolResults counts the tool_result blocks of an Anthropic
+// Messages request and returns the last one's content.
+func messagesToolResults(req map[string]any) (int, string) {
+	msgs, _ := req["messages"].([]any)
+	n, last := 0, ""
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		blocks, _ := mm["content"].([]any)
+		for _, b := range blocks {
+			bm, _ := b.(map[string]any)
+			if bm["type"] == "tool_result" {
+				n++
+				last = contentText(bm["content"])
+			}
+		}
+	}
+	return n, last
+}
+
+// messagesCall is Claude Code's tool call for a step: name and input.
+func messagesCall(st llmStep) (string, map[string]any) {
+	switch st.kind {
+	case "shell":
+		return "Bash", map[string]any{"command": st.arg, "description": "scripted step"}
+	case "read":
+		return "Read", map[string]any{"file_path": st.arg}
+	case "write":
+		return "Write", map[string]any{"file_path": st.arg, "content": st.text + "\n"}
+	}
+	return "", nil
+}
+
+// writeMessages answers an Anthropic Messages request with an SSE stream
+// (Claude Code always streams): one tool_use block, or the final text.
+func writeMessages(w http.ResponseWriter, n int, st llmStep) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	var b bytes.Buffer
+	ev := func(typ string, fields map[string]any) {
+		fields["type"] = typ
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ, mustJSON(fields))
+	}
+	usage := map[string]int{"input_tokens": 1, "output_tokens": 1}
+	ev("message_start", map[string]any{"message": map[string]any{"id": fmt.Sprintf("msg_%03d", n), "type": "message", "role": "assistant",
+		"model": "claude-mock", "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	stop := "end_turn"
+	if st.kind == "final" {
+		ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		ev("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "text_delta", "text": st.arg}})
+	} else {
+		name, input := messagesCall(st)
+		ev("content_block_start", map[string]any{"index": 0, "content_block": map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%03d", n), "name": name, "input": map[string]any{}}})
+		ev("content_block_delta", map[string]any{"index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": mustJSON(input)}})
+		stop = "tool_use"
+	}
+	ev("content_block_stop", map[string]any{"index": 0})
+	ev("message_delta", map[string]any{"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 1}})
+	ev("message_stop", map[string]any{})
+	w.Write(b.Bytes())
 }
 
 // chatToolResults counts the tool messages of a chat request and returns the

@@ -42,9 +42,25 @@ type Agent struct {
 	Protected []Protected
 	// Env is set in the agent's environment under every enforcing
 	// profile: what the agent needs to know that it is sandboxed (Claude
-	// Code refuses to skip its permission prompts as uid 0, which an
-	// ordinary user's command is inside, unless told it is in a sandbox).
+	// Code refuses to skip its permission prompts as root unless told it
+	// is in a sandbox).
 	Env map[string]string
+	// Mirror, when set, is a state file that the agent rewrites through a
+	// lock and a temporary file beside it (Claude Code's ~/.claude.json):
+	// where the profile does not write the file's directory, the agent
+	// is pointed (by Mirror.Env) at a copy in a state directory it writes,
+	// kept in step with the original at every launch.
+	Mirror *Mirror
+}
+
+// Mirror is Agent.Mirror.
+type Mirror struct {
+	// File and Dir index State: the file mirrored, and the directory
+	// whose copy of it (same name) the agent uses inside.
+	File, Dir int
+	// Env points the agent at Dir (and so at the copy); when the user has
+	// set it already, the file lives in that directory and needs no copy.
+	Env string
 }
 
 // State is a path the agent writes.
@@ -83,7 +99,8 @@ var Table = []Agent{
 			{Path: "settings.json", In: 0, Initial: "{}\n"},
 			{Path: "plugins", In: 0, Dir: true},
 		},
-		Env: map[string]string{"IS_SANDBOX": "1"},
+		Env:    map[string]string{"IS_SANDBOX": "1"},
+		Mirror: &Mirror{File: 1, Dir: 0, Env: "CLAUDE_CONFIG_DIR"},
 	},
 	{
 		Name: "codex", Title: "Codex CLI", Package: "@openai/codex",
@@ -104,6 +121,12 @@ var Table = []Agent{
 	{
 		Name: "gemini", Title: "Gemini CLI", Package: "@google/gemini-cli",
 		State: []State{{Path: "~/.gemini"}},
+		// gemini.js otherwise restarts itself as a second node process
+		// (for a larger heap), which, as a child of the command, would
+		// lose the network under restrict_network; node is the command's
+		// own program, so no Program rule could tell that child from a
+		// tool's node.
+		Env: map[string]string{"GEMINI_CLI_NO_RELAUNCH": "true"},
 		Protected: []Protected{
 			{Path: "settings.json", In: 0, Initial: "{}\n"},
 			{Path: "extensions", In: 0, Dir: true},

@@ -164,6 +164,9 @@ type Agent struct {
 	ProgramBy string
 	// Env is set in the command's environment.
 	Env map[string]string `json:",omitempty"`
+	// Mirror is the copy of a state file the agent uses inside, and
+	// MirrorOf the file it mirrors ("": none; see agents.Mirror).
+	Mirror, MirrorOf string `json:",omitempty"`
 }
 
 // Within reports whether path is dir or below it.

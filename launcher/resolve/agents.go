@@ -3,10 +3,13 @@ package resolve
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"grok-sandbox/launcher/agents"
 	"grok-sandbox/launcher/config"
@@ -63,11 +66,13 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 	if ok {
 		a := &policy.Agent{Name: m.Agent.Name, Title: m.Agent.Title, By: by, Env: m.Agent.Env}
 		getenv := func(k string) string { return envpolicy.Getenv(req.Environ, k) }
+		var hostState []string
 		for _, s := range m.Agent.StatePaths(env.Home, getenv) {
 			path, err := agentStatePath(p, env, m.Agent, s)
 			if err != nil {
 				return err
 			}
+			hostState = append(hostState, path)
 			if err := ensureState(path, s.File, env); err != nil {
 				return err
 			}
@@ -89,7 +94,29 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 					Why: "agent " + m.Agent.Name + " program", Source: by})
 			}
 		}
-		if globs := m.ProgramGlobs(); len(globs) > 0 {
+		if mi := m.Agent.Mirror; mi != nil && getenv(mi.Env) == "" && mi.File < len(hostState) && mi.Dir < len(hostState) {
+			file, dir := hostState[mi.File], hostState[mi.Dir]
+			if p.Enforce && p.AccessAt(filepath.Dir(file)) != policy.Write {
+				a.Env = maps.Clone(a.Env)
+				if a.Env == nil {
+					a.Env = map[string]string{}
+				}
+				a.Env[mi.Env] = t.path(dir)
+				a.Mirror, a.MirrorOf = t.path(filepath.Join(dir, filepath.Base(file))), t.path(file)
+			}
+			if env.dryRunList() == nil {
+				// Every launch, whatever the profile: a change made on
+				// either side reaches the other at the next one.
+				if err := syncMirror(file, filepath.Join(dir, filepath.Base(file))); err != nil {
+					p.Warnings = append(p.Warnings, fmt.Sprintf("%s: cannot keep %s and its copy %s in step: %v", m.Agent.Title, file, filepath.Join(dir, filepath.Base(file)), err))
+				}
+			}
+		}
+		// A package whose install put the native program itself in place
+		// of its launcher (Claude Code's and opencode's bin/*.exe) runs
+		// as the command: no other process is the agent, and a tool that
+		// ran the platform package's copy must not get the network.
+		if globs := m.ProgramGlobs(); len(globs) > 0 && !nativeExecutable(req.Executable) {
 			if prog := findProgram(globs); prog != "" && underSandboxWrites(p, prog) {
 				// Fail closed: no process gets the command's network.
 				p.Warnings = append(p.Warnings, fmt.Sprintf("%s's program %s lies where a sandbox writes (%s), so it does not keep the network under restrict_network (a tool could replace it); install %s outside it", m.Agent.Title, prog, underWhat(p, prog), m.Agent.Title))
@@ -347,4 +374,26 @@ func (pr *protector) agentProtected(env Dirs) error {
 		pr.add(f.Path, it.title+" configuration: its hooks, permissions, MCP servers, plugins and sandbox settings for the next run")
 	}
 	return nil
+}
+
+// nativeExecutable reports whether path is a compiled program (ELF or
+// Mach-O), not a script that a launcher interpreter runs.
+func nativeExecutable(path string) bool {
+	if path == "" {
+		return false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	if n, _ := io.ReadFull(f, magic[:]); n != 4 {
+		return false
+	}
+	switch string(magic[:]) {
+	case "\x7fELF", "\xcf\xfa\xed\xfe", "\xce\xfa\xed\xfe", "\xca\xfe\xba\xbe":
+		return true
+	}
+	return false
 }

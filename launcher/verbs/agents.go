@@ -3,7 +3,9 @@ package verbs
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"grok-sandbox/launcher"
@@ -95,6 +97,16 @@ func explainAgent(w io.Writer, p *policy.Policy) {
 			fmt.Fprintf(w, "  protected:        %s\n", printable.String(q))
 		}
 	}
+	if p.Enforce && len(a.Env) > 0 {
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+			kv = append(kv, k+"="+a.Env[k])
+		}
+		fmt.Fprintf(w, "  environment:      %s\n", printable.String(strings.Join(kv, " ")))
+	}
+	if a.Mirror != "" {
+		fmt.Fprintf(w, "  copy in use:      %s, of %s (its directory is read-only here; the newer of the two is copied over the other at every launch)\n", printable.String(a.Mirror), printable.String(a.MirrorOf))
+	}
 	if a.Program != "" {
 		keeps := "gets the wrapped command's network: the first process the command starts that executes it, and no other"
 		if !p.Network.RestrictChildren || p.Network.Isolate {
@@ -121,5 +133,15 @@ func agentDoc(p *policy.Policy) map[string]any {
 		"name": a.Name, "title": a.Title, "chosen_by": a.By,
 		"state": nonNil(a.State), "protected": nonNil(prot),
 		"program": a.Program, "program_from": a.ProgramBy,
+		"environment": envOrEmpty(p, a.Env), "mirror": a.Mirror, "mirror_of": a.MirrorOf,
 	}
+}
+
+// envOrEmpty is what the agent table sets in the command's environment
+// ({} where nothing is enforced: off sets nothing).
+func envOrEmpty(p *policy.Policy, env map[string]string) map[string]string {
+	if !p.Enforce || env == nil {
+		return map[string]string{}
+	}
+	return env
 }
