@@ -26,6 +26,8 @@ var agentPackages = []struct{ pkg, version, bin string }{
 	{"@vibe-kit/grok-cli", "0.0.34", "grok"},
 	{"@openai/codex", "0.169.0", "codex"},
 	{"@anthropic-ai/claude-code", "2.1.332", "claude"},
+	{"@google/gemini-cli", "0.61.0", "gemini"},
+	{"opencode-ai", "1.18.33", "opencode"},
 }
 
 // codexNative is the native program Codex's node launcher (bin/codex.js)

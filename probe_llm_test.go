@@ -173,6 +173,8 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 		agent = "responses"
 	case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/v1/messages"):
 		agent = "messages"
+	case r.Method == "POST" && strings.Contains(r.URL.Path, ":streamGenerateContent"), r.Method == "POST" && strings.Contains(r.URL.Path, ":generateContent"):
+		agent = "gemini"
 	}
 	var step int
 	var last string
@@ -183,6 +185,8 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 		step, last = responsesToolResults(req)
 	case "messages":
 		step, last = messagesToolResults(req)
+	case "gemini":
+		step, last = geminiToolResults(req)
 	}
 	m.appendFile("requests.log", fmt.Sprintf("%03d %s %s api=%s step=%d\n", n, r.Method, r.URL.Path, agent, step))
 	if step > 0 {
@@ -196,6 +200,23 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := m.steps[min(step, len(m.steps)-1)]
+	if agent == "gemini" {
+		// Side requests (a next-speaker check, a summary) offer no tools.
+		if tools, _ := req["tools"].([]any); len(tools) == 0 {
+			st = llmStep{kind: "final", arg: "ok"}
+			// A request for JSON (Gemini CLI's model router) gets an
+			// object of its schema.
+			if gc, _ := req["generationConfig"].(map[string]any); gc != nil {
+				if schema, ok := gc["responseJsonSchema"].(map[string]any); ok {
+					st.arg = mustJSON(fromSchema(schema))
+				} else if schema, ok := gc["responseSchema"].(map[string]any); ok {
+					st.arg = mustJSON(fromSchema(schema))
+				}
+			}
+		}
+		writeGemini(w, n, st, strings.Contains(r.URL.Path, ":streamGenerateContent"))
+		return
+	}
 	if agent == "messages" {
 		// An agent's side requests (a title, a quota check) offer no
 		// tools: they get a plain answer, the script's steps are for the
@@ -208,10 +229,83 @@ func (m *mockLLM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if agent == "chat" {
 		stream, _ := req["stream"].(bool)
-		writeChat(w, n, st, stream)
+		writeChat(w, n, st, stream, chatTools(req))
 		return
 	}
 	writeResponses(w, n, st, toolNames(req))
+}
+
+// geminiToolResults counts the functionResponse parts of a Gemini
+// generateContent request and returns the last one's response.
+func geminiToolResults(req map[string]any) (int, string) {
+	contents, _ := req["contents"].([]any)
+	n, last := 0, ""
+	for _, c := range contents {
+		cm, _ := c.(map[string]any)
+		parts, _ := cm["parts"].([]any)
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			if fr, ok := pm["functionResponse"]; ok {
+				n++
+				last = contentText(fr)
+			}
+		}
+	}
+	return n, last
+}
+
+// fromSchema is a small value of a JSON schema: every property, strings
+// "ok", numbers 1, booleans false, arrays empty.
+func fromSchema(schema map[string]any) any {
+	t, _ := schema["type"].(string)
+	switch strings.ToLower(t) {
+	case "object":
+		out := map[string]any{}
+		props, _ := schema["properties"].(map[string]any)
+		for k, v := range props {
+			vm, _ := v.(map[string]any)
+			out[k] = fromSchema(vm)
+		}
+		return out
+	case "array":
+		return []any{}
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return false
+	}
+	if e, ok := schema["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	return "ok"
+}
+
+// writeGemini answers a Gemini generateContent request (SSE for
+// streamGenerateContent?alt=sse): one functionCall part, or the final text.
+func writeGemini(w http.ResponseWriter, n int, st llmStep, stream bool) {
+	var part map[string]any
+	switch st.kind {
+	case "shell":
+		part = map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": map[string]any{"command": st.arg}}}
+	case "read":
+		part = map[string]any{"functionCall": map[string]any{"name": "read_file", "args": map[string]any{"file_path": st.arg}}}
+	case "write":
+		part = map[string]any{"functionCall": map[string]any{"name": "write_file", "args": map[string]any{"file_path": st.arg, "content": st.text + "\n"}}}
+	default:
+		part = map[string]any{"text": st.arg}
+	}
+	resp := mustJSON(map[string]any{
+		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]int{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+		"modelVersion":  "gemini-mock", "responseId": fmt.Sprintf("resp-%03d", n),
+	})
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprintf(w, "data: %s\n\n", resp)
 }
 
 // messagesToolResults counts the tool_result blocks of an Anthropic
@@ -340,8 +434,40 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// chatCall is grok-cli's tool call for a step: name and JSON arguments.
-func chatCall(st llmStep) (string, string) {
+// chatTools maps each function a chat request offers to its parameters'
+// names.
+func chatTools(req map[string]any) map[string][]string {
+	out := map[string][]string{}
+	tools, _ := req["tools"].([]any)
+	for _, t := range tools {
+		tm, _ := t.(map[string]any)
+		fn, _ := tm["function"].(map[string]any)
+		name, _ := fn["name"].(string)
+		params, _ := fn["parameters"].(map[string]any)
+		props, _ := params["properties"].(map[string]any)
+		var names []string
+		for k := range props {
+			names = append(names, k)
+		}
+		out[name] = names
+	}
+	return out
+}
+
+// chatCall is the tool call for a step: name and JSON arguments. grok-cli
+// offers bash, view_file and create_file; opencode bash, read and write,
+// whose path parameter is named filePath.
+func chatCall(st llmStep, tools map[string][]string) (string, string) {
+	if _, ok := tools["read"]; ok {
+		switch st.kind {
+		case "shell":
+			return "bash", mustJSON(map[string]string{"command": st.arg, "description": "scripted step"})
+		case "read":
+			return "read", mustJSON(map[string]string{"filePath": st.arg})
+		case "write":
+			return "write", mustJSON(map[string]string{"filePath": st.arg, "content": st.text + "\n"})
+		}
+	}
 	switch st.kind {
 	case "shell":
 		return "bash", mustJSON(map[string]string{"command": st.arg})
@@ -353,7 +479,7 @@ func chatCall(st llmStep) (string, string) {
 	return "", ""
 }
 
-func writeChat(w http.ResponseWriter, n int, st llmStep, stream bool) {
+func writeChat(w http.ResponseWriter, n int, st llmStep, stream bool, tools map[string][]string) {
 	id := fmt.Sprintf("chatcmpl-%03d", n)
 	created := time.Now().Unix()
 	msg := map[string]any{"role": "assistant", "content": nil}
@@ -363,7 +489,7 @@ func writeChat(w http.ResponseWriter, n int, st llmStep, stream bool) {
 		msg["content"] = st.arg
 		finish = "stop"
 	} else {
-		name, args := chatCall(st)
+		name, args := chatCall(st, tools)
 		call = map[string]any{"id": fmt.Sprintf("call_%03d", n), "type": "function",
 			"function": map[string]any{"name": name, "arguments": args}}
 		msg["tool_calls"] = []any{call}

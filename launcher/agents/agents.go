@@ -146,6 +146,14 @@ var Table = []Agent{
 			"node_modules/opencode-linux-*/bin/opencode",
 			"../opencode-linux-*/bin/opencode",
 		},
+		// opencode (a Bun program) writes the native libraries it embeds
+		// to $TMPDIR and loads them from there by name; in the host's /tmp
+		// (or any directory another sandbox writes) a process of another
+		// sandbox could swap one between the write and the load, and its
+		// code would run in the process that keeps the network. The
+		// sandbox's own /dev/shm is fresh, private to this sandbox, and
+		// gone at its exit.
+		Env: map[string]string{"BUN_TMPDIR": "/dev/shm"},
 		State: []State{
 			{Path: "~/.config/opencode", Env: "OPENCODE_CONFIG_DIR"},
 			{Path: "~/.local/share/opencode"},
