@@ -295,7 +295,7 @@ func writeGemini(w http.ResponseWriter, n int, st llmStep, stream bool) {
 		part = map[string]any{"text": st.arg}
 	}
 	resp := mustJSON(map[string]any{
-		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
 		"usageMetadata": map[string]int{"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
 		"modelVersion":  "gemini-mock", "responseId": fmt.Sprintf("resp-%03d", n),
 	})
