@@ -33,6 +33,9 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   mockllm ADDR SCRIPT DIR   a scripted model API (chat completions, responses)
                             on ADDR until DIR/stop (probe_llm_test.go)
   waitfile PATH             wait up to 10 s for PATH
+  guard PID                 try to change PID's limits, scheduling, affinity,
+                            priorities and to queue it a SIGSEGV: one line each,
+                            "refused" or "DONE"; then the same on itself (pid 0)
   tcp|udp|abstract ADDR     say ping, expect pong (ADDR or a file holding it)
   unix PATH                 the same on a Unix stream socket
   socketpair                an AF_UNIX stream pair, write and read
@@ -182,6 +185,8 @@ func probeMain() int {
 				fmt.Println(string(buf[:n]))
 			}
 		}
+	case "guard":
+		return probeGuard(one())
 	case "layers":
 		err = probeLayers(args)
 	case "pty":
@@ -815,4 +820,74 @@ func probeServeHTTP(addr, file string) error {
 	return http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello from http\n")
 	}))
+}
+
+// probeGuard tries, against pid and then against itself (0), each change
+// the sandbox refuses for another process: one line each, "NAME refused
+// (ERRNO)" or "NAME DONE". A queued SIGSEGV to itself is not tried.
+func probeGuard(pidArg string) int {
+	pid, err := strconv.Atoi(pidArg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, probeUsage)
+		return 2
+	}
+	for _, target := range []int{pid, 0} {
+		who := "pid " + pidArg
+		if target == 0 {
+			who = "self"
+		}
+		report := func(name string, e error) {
+			if e != nil {
+				fmt.Printf("%s %s refused (%v)\n", who, name, e)
+			} else {
+				fmt.Printf("%s %s DONE\n", who, name)
+			}
+		}
+		var old unix.Rlimit
+		if e := unix.Prlimit(target, unix.RLIMIT_FSIZE, nil, &old); e == nil {
+			report("prlimit", unix.Prlimit(target, unix.RLIMIT_FSIZE, &old, nil))
+		} else {
+			report("prlimit(read)", e)
+		}
+		var set unix.CPUSet
+		if e := unix.SchedGetaffinity(target, &set); e == nil {
+			report("sched_setaffinity", unix.SchedSetaffinity(target, &set))
+		} else {
+			report("sched_getaffinity", e)
+		}
+		prio, e := unix.Getpriority(unix.PRIO_PROCESS, target)
+		if e == nil {
+			// getpriority returns 20 - nice.
+			report("setpriority", unix.Setpriority(unix.PRIO_PROCESS, target, 20-prio))
+		} else {
+			report("getpriority", e)
+		}
+		_, _, errno := unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(target), 0)
+		report("ioprio_set", errnoOrNil(errno))
+		param := [1]int32{0}
+		_, _, errno = unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(target), 0, uintptr(unsafe.Pointer(&param[0])))
+		report("sched_setscheduler", errnoOrNil(errno))
+		if target != 0 {
+			var info [128]byte
+			*(*int32)(unsafe.Pointer(&info[0])) = int32(unix.SIGSEGV)
+			*(*int32)(unsafe.Pointer(&info[8])) = -1 // SI_QUEUE
+			_, _, errno = unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(target), uintptr(unix.SIGSEGV), uintptr(unsafe.Pointer(&info[0])))
+			report("rt_sigqueueinfo(SIGSEGV)", errnoOrNil(errno))
+			_, _, errno = unix.Syscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(target), uintptr(target), uintptr(unix.SIGBUS), uintptr(unsafe.Pointer(&info[0])), 0, 0)
+			report("rt_tgsigqueueinfo(SIGBUS)", errnoOrNil(errno))
+			if fd, e := unix.PidfdOpen(target, 0); e == nil {
+				_, _, errno = unix.Syscall6(unix.SYS_PIDFD_SEND_SIGNAL, uintptr(fd), uintptr(unix.SIGFPE), uintptr(unsafe.Pointer(&info[0])), 0, 0, 0)
+				report("pidfd_send_signal(SIGFPE, siginfo)", errnoOrNil(errno))
+				unix.Close(fd)
+			}
+		}
+	}
+	return 0
+}
+
+func errnoOrNil(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }

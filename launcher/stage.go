@@ -21,7 +21,8 @@ import (
 // baseRules is the filter every process of an enforcing sandbox carries,
 // installed before grok-sandbox's own code runs inside it: terminal
 // injection, the keyring, io_uring (whose operations no filter sees: socket
-// calls, opens with any mode) and setuid or setgid modes always blocked,
+// calls, opens with any mode), setuid or setgid modes, and changes to other
+// processes' limits, scheduling and priorities always blocked,
 // user namespaces wherever the profile disables nested ones, and under
 // isolation the network for everyone.
 func baseRules(p *policy.Policy) seccomp.Rules {
@@ -31,6 +32,9 @@ func baseRules(p *policy.Policy) seccomp.Rules {
 		BlockUserNamespaces:    !p.NestedUserNS,
 		BlockIOURing:           true,
 		BlockSetID:             true,
+		// Nothing but pid 1 itself changes its limits, scheduling or
+		// priorities, or queues it a fault signal (nor its helpers').
+		GuardOthers: true,
 	}
 	if p.Network.Isolate {
 		r.Network = seccomp.NetworkDeny

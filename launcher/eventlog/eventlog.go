@@ -7,6 +7,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -143,6 +144,10 @@ func rotate(log *os.File, rotated string) error {
 // command.
 const LockWait = 500 * time.Millisecond
 
+// ErrLocked is the error of a write that could not get the log's lock in
+// LockWait.
+var ErrLocked = errors.New("the event log is locked by another process")
+
 func lockBounded(fd int) error {
 	deadline := time.Now().Add(LockWait)
 	for {
@@ -151,7 +156,7 @@ func lockBounded(fd int) error {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the event log is locked by another process (for over %v); event not written", LockWait)
+			return fmt.Errorf("%w (for over %v); event not written", ErrLocked, LockWait)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -148,6 +148,7 @@ func loopbackUp() error {
 // request is three little-endian int32s: domain, type, protocol) and sends
 // it back with a 4-byte errno (0: the socket rides along).
 func runNetHelper() int {
+	shrugSignals()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: net helper: %v\n", err)
 		return ExitRefused

@@ -732,10 +732,7 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	// turns a SIGSEGV or SIGABRT sent with kill into a crash (with a
 	// traceback to the terminal) unless it is caught.
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2,
-		unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGABRT, unix.SIGTRAP, unix.SIGSYS,
-		unix.SIGPIPE, unix.SIGALRM, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ,
-		unix.SIGSTKFLT, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)
+	signal.Notify(sigs, caughtSignals...)
 
 	var v *violations
 	if notify != nil || cfg.Observe != nil {
@@ -905,6 +902,27 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	return ps.ExitCode()
 }
 
+// caughtSignals are every signal that would stop or crash the init stage or
+// a helper of its (see Supervise): any process in the sandbox can send them.
+var caughtSignals = []os.Signal{unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2,
+	unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGABRT, unix.SIGTRAP, unix.SIGSYS,
+	unix.SIGPIPE, unix.SIGALRM, unix.SIGVTALRM, unix.SIGPROF, unix.SIGXCPU, unix.SIGXFSZ,
+	unix.SIGSTKFLT, unix.SIGPWR, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU}
+
+// shrugSignals makes a helper survive every signal a process in the
+// sandbox can send it but SIGKILL and SIGSTOP (a stopped or killed helper
+// fails closed; see the README's violations and network topics): they are
+// caught and dropped. The Go runtime would otherwise crash on a SIGSEGV
+// sent with kill, and end on SIGTERM or SIGPIPE.
+func shrugSignals() {
+	c := make(chan os.Signal, 8)
+	signal.Notify(c, caughtSignals...)
+	go func() {
+		for range c {
+		}
+	}()
+}
+
 // waitCommand returns once pid has exited, leaving it unreaped. With reaper
 // set it reaps every other child that exits meanwhile.
 func waitCommand(pid int, reaper bool) {
@@ -978,20 +996,31 @@ func newViolations(profile, backend string, events int, arch seccomp.Arch) *viol
 		// Anything in the sandbox can hold the log's lock (the log is
 		// readable there): once a line could not get it in time, the rest
 		// are written without waiting for it, and a line says so.
-		held := false
+		//
+		// A write that fails for another reason (a full disk, a file size
+		// limit) is said once: a degraded line if one can still be
+		// written, else a line on the command's stderr; the run goes on,
+		// and later lines are tried all the same.
+		held, failed := false, false
 		for ev := range v.queue {
 			if events < 0 {
 				continue
 			}
+			var err error
 			if held {
-				_ = eventlog.AppendFDUnlocked(events, ev)
-				continue
-			}
-			if err := eventlog.AppendFD(events, ev); err != nil {
+				err = eventlog.AppendFDUnlocked(events, ev)
+			} else if err = eventlog.AppendFD(events, ev); errors.Is(err, eventlog.ErrLocked) {
 				held = true
 				_ = eventlog.AppendFDUnlocked(events, eventlog.Event{Time: eventlog.Now(), Event: "degraded", Profile: profile, Backend: backend,
 					Message: "the event log was kept locked by a process in the sandbox: this run's lines are written without the lock"})
-				_ = eventlog.AppendFDUnlocked(events, ev)
+				err = eventlog.AppendFDUnlocked(events, ev)
+			}
+			if err != nil && !failed {
+				failed = true
+				msg := fmt.Sprintf("the event log could not be written (%v): lines of this run may be missing", err)
+				if eventlog.AppendFDUnlocked(events, eventlog.Event{Time: eventlog.Now(), Event: "degraded", Profile: profile, Backend: backend, Message: msg}) != nil {
+					fmt.Fprintf(os.Stderr, "grok-sandbox: warning: %s\n", msg)
+				}
 			}
 		}
 	}()

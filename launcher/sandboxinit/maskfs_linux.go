@@ -441,6 +441,7 @@ func memfdWith(name string, data []byte) (int, error) {
 // its channel to the init stage, fd 5 the masks; setup is the init
 // stage's pid.
 func runMaskObserver(args []string) int {
+	shrugSignals()
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: mask observer: "+format+"\n", a...)
 		return ExitRefused

@@ -97,6 +97,20 @@ type Rules struct {
 	// openat. Without it a sandbox started by root could leave a setuid
 	// root program in a writable grant for any user of the host to run.
 	BlockSetID bool
+	// GuardOthers fails, with EPERM, every change of another process's
+	// resource limits (prlimit64 with a pid and a new limit), scheduling
+	// (sched_setscheduler, sched_setparam, sched_setattr with a pid), CPU
+	// affinity (sched_setaffinity with a pid), priority (setpriority other
+	// than PRIO_PROCESS of the caller) or I/O priority (ioprio_set other
+	// than IOPRIO_WHO_PROCESS of the caller), and every fault signal
+	// (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS) sent with a siginfo
+	// of the sender's (rt_sigqueueinfo, rt_tgsigqueueinfo,
+	// pidfd_send_signal with one). Every process in a sandbox has the uid
+	// of pid 1 and its helpers, which is all the kernel checks for these:
+	// without the rule a child could starve them, shrink their limits (no
+	// file descriptors, no file size: no event log), or crash the Go
+	// runtime, which takes a queued SIGSEGV for a real fault.
+	GuardOthers bool
 	// Observe sends the syscalls the file observer logs to the supervisor
 	// (USER_NOTIF), which lets every one go on. Not with BlockSetID, which
 	// decides open and creat first.
@@ -184,40 +198,50 @@ var tables = map[Arch]table{
 		auditArch: auditArchX86_64,
 		x32Bit:    true,
 		nr: map[string]int32{
-			"read":              0,
-			"write":             1,
-			"ioctl":             16,
-			"clone":             56,
-			"unshare":           272,
-			"clone3":            435,
-			"socket":            41,
-			"connect":           42,
-			"sendto":            44,
-			"sendmsg":           46,
-			"socketpair":        53,
-			"ptrace":            101,
-			"openat":            257,
-			"sendmmsg":          307,
-			"process_vm_readv":  310,
-			"process_vm_writev": 311,
-			"io_uring_setup":    425,
-			"io_uring_enter":    426,
-			"io_uring_register": 427,
-			"pidfd_getfd":       438,
-			"add_key":           248,
-			"request_key":       249,
-			"keyctl":            250,
-			"bind":              49,
-			"listen":            50,
-			"open":              2,
-			"creat":             85,
-			"chmod":             90,
-			"fchmod":            91,
-			"mknod":             133,
-			"mknodat":           259,
-			"fchmodat":          268,
-			"openat2":           437,
-			"fchmodat2":         452,
+			"read":               0,
+			"write":              1,
+			"ioctl":              16,
+			"clone":              56,
+			"unshare":            272,
+			"clone3":             435,
+			"prlimit64":          302,
+			"sched_setaffinity":  203,
+			"sched_setscheduler": 144,
+			"sched_setparam":     142,
+			"sched_setattr":      314,
+			"setpriority":        141,
+			"ioprio_set":         251,
+			"rt_sigqueueinfo":    129,
+			"rt_tgsigqueueinfo":  297,
+			"pidfd_send_signal":  424,
+			"socket":             41,
+			"connect":            42,
+			"sendto":             44,
+			"sendmsg":            46,
+			"socketpair":         53,
+			"ptrace":             101,
+			"openat":             257,
+			"sendmmsg":           307,
+			"process_vm_readv":   310,
+			"process_vm_writev":  311,
+			"io_uring_setup":     425,
+			"io_uring_enter":     426,
+			"io_uring_register":  427,
+			"pidfd_getfd":        438,
+			"add_key":            248,
+			"request_key":        249,
+			"keyctl":             250,
+			"bind":               49,
+			"listen":             50,
+			"open":               2,
+			"creat":              85,
+			"chmod":              90,
+			"fchmod":             91,
+			"mknod":              133,
+			"mknodat":            259,
+			"fchmodat":           268,
+			"openat2":            437,
+			"fchmodat2":          452,
 			// Named in the file observer's filter and its reports.
 			"stat":        4,
 			"lstat":       6,
@@ -259,59 +283,69 @@ var tables = map[Arch]table{
 	ArchARM64: {
 		auditArch: auditArchAArch64,
 		nr: map[string]int32{
-			"ioctl":             29,
-			"openat":            56,
-			"unshare":           97,
-			"clone":             220,
-			"clone3":            435,
-			"read":              63,
-			"write":             64,
-			"ptrace":            117,
-			"socket":            198,
-			"socketpair":        199,
-			"connect":           203,
-			"sendto":            206,
-			"sendmsg":           211,
-			"sendmmsg":          269,
-			"process_vm_readv":  270,
-			"process_vm_writev": 271,
-			"io_uring_setup":    425,
-			"io_uring_enter":    426,
-			"io_uring_register": 427,
-			"pidfd_getfd":       438,
-			"add_key":           217,
-			"request_key":       218,
-			"keyctl":            219,
-			"bind":              200,
-			"listen":            201,
-			"mknodat":           33,
-			"fchmod":            52,
-			"fchmodat":          53,
-			"openat2":           437,
-			"fchmodat2":         452,
-			"getxattr":          8,
-			"lgetxattr":         9,
-			"listxattr":         11,
-			"llistxattr":        12,
-			"mkdirat":           34,
-			"unlinkat":          35,
-			"symlinkat":         36,
-			"linkat":            37,
-			"renameat":          38,
-			"truncate":          45,
-			"faccessat":         48,
-			"chdir":             49,
-			"fchownat":          54,
-			"readlinkat":        78,
-			"newfstatat":        79,
-			"utimensat":         88,
-			"execve":            221,
-			"renameat2":         276,
-			"execveat":          281,
-			"statx":             291,
-			"faccessat2":        439,
-			"fchdir":            50,
-			"userfaultfd":       282,
+			"ioctl":              29,
+			"openat":             56,
+			"unshare":            97,
+			"clone":              220,
+			"clone3":             435,
+			"prlimit64":          261,
+			"sched_setaffinity":  122,
+			"sched_setscheduler": 119,
+			"sched_setparam":     118,
+			"sched_setattr":      274,
+			"setpriority":        140,
+			"ioprio_set":         30,
+			"rt_sigqueueinfo":    138,
+			"rt_tgsigqueueinfo":  240,
+			"pidfd_send_signal":  424,
+			"read":               63,
+			"write":              64,
+			"ptrace":             117,
+			"socket":             198,
+			"socketpair":         199,
+			"connect":            203,
+			"sendto":             206,
+			"sendmsg":            211,
+			"sendmmsg":           269,
+			"process_vm_readv":   270,
+			"process_vm_writev":  271,
+			"io_uring_setup":     425,
+			"io_uring_enter":     426,
+			"io_uring_register":  427,
+			"pidfd_getfd":        438,
+			"add_key":            217,
+			"request_key":        218,
+			"keyctl":             219,
+			"bind":               200,
+			"listen":             201,
+			"mknodat":            33,
+			"fchmod":             52,
+			"fchmodat":           53,
+			"openat2":            437,
+			"fchmodat2":          452,
+			"getxattr":           8,
+			"lgetxattr":          9,
+			"listxattr":          11,
+			"llistxattr":         12,
+			"mkdirat":            34,
+			"unlinkat":           35,
+			"symlinkat":          36,
+			"linkat":             37,
+			"renameat":           38,
+			"truncate":           45,
+			"faccessat":          48,
+			"chdir":              49,
+			"fchownat":           54,
+			"readlinkat":         78,
+			"newfstatat":         79,
+			"utimensat":          88,
+			"execve":             221,
+			"renameat2":          276,
+			"execveat":           281,
+			"statx":              291,
+			"faccessat2":         439,
+			"fchdir":             50,
+			"userfaultfd":        282,
 		},
 	},
 }
@@ -358,6 +392,10 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	io_uring_setup/enter/register         -> ERRNO(EPERM)           [BlockIOURing or Network != None]
 //	chmod & co., open & co., low32(mode) & (S_ISUID|S_ISGID) -> ERRNO(EPERM) [BlockSetID]
 //	openat2                               -> ERRNO(ENOSYS)          [BlockSetID]
+//	prlimit64, args[0] != 0 && args[2] != 0 -> ERRNO(EPERM)         [GuardOthers]
+//	sched_set{affinity,scheduler,param,attr}, args[0] != 0 -> ERRNO(EPERM) [GuardOthers]
+//	setpriority/ioprio_set not of the caller itself -> ERRNO(EPERM) [GuardOthers]
+//	rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal with a siginfo: a fault signal -> ERRNO(EPERM) [GuardOthers]
 //	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths]
 //	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
 //	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
@@ -429,6 +467,17 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			}
 		}
 		a.jumpIf(bpf.JumpEqual, nr("openat2"), "enosys", "")
+	}
+	if r.GuardOthers {
+		a.jumpIf(bpf.JumpEqual, nr("prlimit64"), "g_prlimit", "")
+		for _, name := range []string{"sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+			a.jumpIf(bpf.JumpEqual, nr(name), "g_pid0", "")
+		}
+		a.jumpIf(bpf.JumpEqual, nr("setpriority"), "g_prio", "")
+		a.jumpIf(bpf.JumpEqual, nr("ioprio_set"), "g_ioprio", "")
+		a.jumpIf(bpf.JumpEqual, nr("rt_sigqueueinfo"), "g_sig1", "")
+		a.jumpIf(bpf.JumpEqual, nr("rt_tgsigqueueinfo"), "g_sig2", "")
+		a.jumpIf(bpf.JumpEqual, nr("pidfd_send_signal"), "g_pidfd", "")
 	}
 	if r.Observe.Paths {
 		if r.BlockSetID {
@@ -528,6 +577,53 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.label("observe")
 		a.ret(RetUserNotif)
 	}
+	if r.GuardOthers {
+		// pid_t, int and the signal number are C ints: the low half.
+		a.label("g_prlimit")
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpEqual, 0, "allow", "")
+		// Another process: reading its limits (new_limit NULL) is fine.
+		a.load(offArgLow(2))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.load(offArgHigh(2))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.ret(RetAllow)
+
+		a.label("g_pid0")
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.ret(RetAllow)
+
+		a.label("g_prio") // which == PRIO_PROCESS (0), who == 0
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.load(offArgLow(1))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.ret(RetAllow)
+
+		a.label("g_ioprio") // which == IOPRIO_WHO_PROCESS (1), who == 0
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpNotEqual, ioprioWhoProcess, "eperm", "")
+		a.load(offArgLow(1))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.ret(RetAllow)
+
+		a.label("g_pidfd") // a fault signal with a siginfo
+		a.load(offArgLow(2))
+		a.jumpIf(bpf.JumpNotEqual, 0, "g_sig1", "")
+		a.load(offArgHigh(2))
+		a.jumpIf(bpf.JumpNotEqual, 0, "g_sig1", "")
+		a.ret(RetAllow)
+
+		for i, l := range []string{"g_sig1", "g_sig2"} {
+			a.label(l)
+			a.load(offArgLow(i + 1))
+			for _, sig := range faultSignals {
+				a.jumpIf(bpf.JumpEqual, sig, "eperm", "")
+			}
+			a.ret(RetAllow)
+		}
+	}
 	a.label("allow")
 	a.ret(RetAllow)
 	a.label("eperm")
@@ -560,6 +656,14 @@ type Observe struct {
 	// enforcing profile.
 	Writes bool
 }
+
+// ioprioWhoProcess is IOPRIO_WHO_PROCESS.
+const ioprioWhoProcess = 1
+
+// faultSignals are the signals the Go runtime takes for a fault of its own
+// when their siginfo does not say that a process sent them: SIGILL,
+// SIGTRAP, SIGBUS, SIGFPE, SIGSEGV, SIGSYS.
+var faultSignals = []uint32{4, 5, 7, 8, 11, 31}
 
 // observerWriteFlags are O_WRONLY|O_RDWR|O_CREAT|O_TRUNC.
 const observerWriteFlags = 0o1 | 0o2 | 0o100 | 0o1000

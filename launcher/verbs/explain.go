@@ -306,7 +306,7 @@ func explainKernel(w io.Writer, plan *launcher.Plan) {
 	} else {
 		fmt.Fprintln(w, "  /dev and /proc: fresh; /proc read-only as a whole (no process can write another's memory through /proc/PID/mem), /proc/sys and /sys read-only")
 	}
-	blocked := "terminal injection (TIOCSTI, TIOCLINUX), the kernel keyring (add_key, request_key, keyctl), io_uring, setuid and setgid file modes"
+	blocked := "terminal injection (TIOCSTI, TIOCLINUX), the kernel keyring (add_key, request_key, keyctl), io_uring, setuid and setgid file modes, changing another process's limits, scheduling, affinity or priorities, fault signals with a queued siginfo"
 	if !p.NestedUserNS {
 		blocked += ", new user namespaces"
 	}
