@@ -27,8 +27,13 @@ type Event struct {
 	Source        string `json:"source,omitempty"`
 	Backend       string `json:"backend,omitempty"`
 	Workspace     string `json:"workspace,omitempty"`
-	Command       string `json:"command,omitempty"`
-	Message       string `json:"message,omitempty"`
+	// Command is the program's name: for a violation, the process name
+	// the caller gave itself (any process can set its own); Exe is what it
+	// runs as the kernel names it (/proc/PID/exe), which only an exec
+	// changes.
+	Command string `json:"command,omitempty"`
+	Exe     string `json:"exe,omitempty"`
+	Message string `json:"message,omitempty"`
 	// For a violation on a path: the operation tried (open, stat, list,
 	// exec, rename, link, truncate, remove, write, create), the path
 	// touched, and the entry that denies or protects it as written

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -205,13 +206,17 @@ type childNet struct {
 	// clients names the child behind each connection it made to the
 	// children's loopback, by its local port, so that the proxy can name
 	// the program it refuses (its TCP clients look all alike).
-	clients   sync.Map // uint16 port -> string comm, for connects to the proxy
+	clients   sync.Map // uint16 port -> [2]string{comm, exe}, for connects to the proxy
 	proxyPort atomic.Int32
 	cookie    uint64
 	arch      seccomp.Arch
 	warn      sync.Once
-	broken    bool
-	stalled   bool // the helper missed a deadline: never asked again (under mu)
+	broken    atomic.Bool
+	stalled   bool          // the helper missed a deadline: never asked again (under mu)
+	slow      time.Duration // the helper's slow answers, added up (under mu)
+	// sockets queues the children's socket calls for socketWorker.
+	sockets     chan socketRequest
+	startWorker sync.Once
 }
 
 // openChildNet checks the helper left on FDNetHelper: it answers, and its
@@ -221,7 +226,7 @@ func openChildNet(arch seccomp.Arch) (*childNet, error) {
 		return nil, errors.New("the net helper did not start")
 	}
 	unix.CloseOnExec(FDNetHelper)
-	c := &childNet{fd: FDNetHelper, arch: arch}
+	c := &childNet{fd: FDNetHelper, arch: arch, sockets: make(chan socketRequest, 1024)}
 	s, err := c.socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the net helper: %v", err)
@@ -274,12 +279,19 @@ func (c *childNet) socket(domain, typ, proto int) (int, error) {
 		// for it with every other call, the command's included, queued
 		// behind. A late answer would be taken for the next request's:
 		// the helper is not asked again.
+		// Slow answers add up to the same bound: a child that stops
+		// the helper for a little less than it around every call costs
+		// the run that much once, not at every call.
 		pfd := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
+		began := time.Now()
 		k, err := unix.Poll(pfd, helperTimeoutMs)
 		if err == unix.EINTR {
 			continue
 		}
-		if err != nil || k == 0 {
+		if d := time.Since(began); d > helperSlow {
+			c.slow += d
+		}
+		if err != nil || k == 0 || c.slow > helperTimeoutMs*time.Millisecond {
 			c.stalled = true
 			return -1, fmt.Errorf("net helper: no answer within %d ms (stopped or killed by a child?)", helperTimeoutMs)
 		}
@@ -308,14 +320,18 @@ func (c *childNet) socket(domain, typ, proto int) (int, error) {
 	}
 }
 
-// helperTimeoutMs bounds the wait for the net helper's answer.
-const helperTimeoutMs = 2000
+// helperTimeoutMs bounds the wait for the net helper's answer, and the
+// answers slower than helperSlow, added up.
+const (
+	helperTimeoutMs = 2000
+	helperSlow      = 100 * time.Millisecond
+)
 
 // fail turns the private loopback off for good, with a warning: children
 // get no socket from now on.
 func (c *childNet) fail(why string) {
 	c.warn.Do(func() {
-		c.broken = true
+		c.broken.Store(true)
 		fmt.Fprintf(os.Stderr, "grok-sandbox: warning: %s; processes started by the wrapped command now get no network at all\n", why)
 	})
 }
@@ -323,7 +339,7 @@ func (c *childNet) fail(why string) {
 // handle answers a child's network call (see the comment at the top);
 // false leaves it to be refused.
 func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations) bool {
-	if c.broken {
+	if c.broken.Load() {
 		return false
 	}
 	switch seccomp.SyscallName(c.arch, n.Nr) {
@@ -332,6 +348,50 @@ func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations
 		if !childFamily(domain, proto) {
 			return false
 		}
+		// Answered by the socket worker: the net helper's answer is a
+		// round trip, and a child that slows the helper (SIGSTOP, SIGCONT)
+		// must not hold the supervisor's loop, which answers the command's
+		// own calls too. A bounded queue: beyond it EAGAIN.
+		c.startWorker.Do(func() { go c.socketWorker(v) })
+		select {
+		case c.sockets <- socketRequest{n: n, r: r, domain: domain, typ: typ, proto: proto}:
+		default:
+			_ = r.Return(0, unix.EAGAIN)
+		}
+		return true
+	case "bind", "connect", "listen", "sendto":
+		return c.onSocket(n, r, v)
+	}
+	return false
+}
+
+// socketRequest is a child's socket call waiting for the net helper.
+type socketRequest struct {
+	n                  seccomp.Notification
+	r                  seccomp.Reply
+	domain, typ, proto int
+}
+
+// socketWorker answers the children's socket calls, one at a time (the
+// helper answers one at a time anyway). A call that is no longer pending
+// (its caller took a signal: the kernel restarts it as a new notification)
+// is dropped without asking the helper.
+func (c *childNet) socketWorker(v *violations) {
+	for q := range c.sockets {
+		if !q.r.Valid() {
+			continue
+		}
+		if !c.giveSocket(q.r, q.domain, q.typ, q.proto) {
+			v.record(q.n)
+			_ = q.r.Return(0, unix.EACCES)
+		}
+	}
+}
+
+// giveSocket installs a socket of the children's namespace as the result of
+// r's socket call; false leaves the call to be refused.
+func (c *childNet) giveSocket(r seccomp.Reply, domain, typ, proto int) bool {
+	{
 		s, err := c.socket(domain, typ&^unix.SOCK_CLOEXEC, proto)
 		var errno unix.Errno
 		if errors.As(err, &errno) {
@@ -356,10 +416,7 @@ func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations
 			return true
 		}
 		return false
-	case "bind", "connect", "listen", "sendto":
-		return c.onSocket(n, r, v)
 	}
-	return false
 }
 
 // onSocket handles bind, connect, listen and sendto with an address.
@@ -443,11 +500,12 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 		_ = r.Return(0, unix.EAGAIN)
 		return true
 	}
-	comm := ""
+	comm, exe := "", ""
 	if inet && ap.Addr().IsLoopback() && int32(ap.Port()) == c.proxyPort.Load() {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
 			comm = strings.TrimSpace(string(b))
 		}
+		exe = exeOf(fmt.Sprintf("/proc/%d", n.Pid))
 	}
 	go func() {
 		defer func() { <-connecting }()
@@ -458,7 +516,7 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 		// the name when it reads the request.
 		if comm != "" {
 			if la, err := unix.Getsockname(sock); err == nil && localPort(la) != 0 {
-				c.clients.Store(localPort(la), comm)
+				c.clients.Store(localPort(la), [2]string{comm, exe})
 			}
 		}
 		refusedMsg := fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap)

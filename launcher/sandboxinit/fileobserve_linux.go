@@ -213,7 +213,7 @@ func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, wa
 		if op == "truncate" && name != "truncate" && !h.exists {
 			op = "write" // O_TRUNC of nothing writes a new file
 		}
-		v.logFile(fileViolation{Comm: comm, Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source})
+		v.logFile(fileViolation{Comm: comm, Exe: exeOf("/proc/" + strconv.Itoa(n.Pid)), Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source})
 	}
 	return true
 }

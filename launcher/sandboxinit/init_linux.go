@@ -1072,14 +1072,14 @@ func (v *violations) recordMsg(n seccomp.Notification, msg string) {
 		comm = strings.TrimSpace(string(b))
 	}
 	// Per destination too: one line a second for each thing tried.
-	v.log(comm, name+"/"+msg, msg)
+	v.log(comm, exeOf(fmt.Sprintf("/proc/%d", n.Pid)), name+"/"+msg, msg)
 }
 
-// log queues one violation of program comm, at most one a second per
-// comm and key.
-func (v *violations) log(comm, key, msg string) {
+// log queues one violation of program comm (exe: what it runs, as the
+// kernel names it), at most one a second per comm and key.
+func (v *violations) log(comm, exe, key, msg string) {
 	key = comm + "/" + key
-	v.queueEvent(key, eventlog.Event{Command: comm, Message: msg})
+	v.queueEvent(key, eventlog.Event{Command: comm, Exe: exe, Message: msg})
 }
 
 // queueEvent queues ev (a violation) unless the rate limit or the cap says
@@ -1113,7 +1113,7 @@ func (v *violations) logFile(fv fileViolation) {
 		what = "path"
 	}
 	msg := fmt.Sprintf("blocked %s of %s %s (%s)", fv.Op, what, fv.Path, fv.Entry)
-	v.queueEvent(fv.Comm+"/"+fv.Op+"/"+fv.Path, eventlog.Event{Command: fv.Comm, Message: msg,
+	v.queueEvent(fv.Comm+"/"+fv.Op+"/"+fv.Path, eventlog.Event{Command: fv.Comm, Exe: fv.Exe, Message: msg,
 		Op: fv.Op, Path: fv.Path, Entry: fv.Entry, Source: fv.Source})
 }
 

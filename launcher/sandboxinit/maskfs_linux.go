@@ -116,7 +116,11 @@ type fuseServer struct {
 // fileViolation is what the observer tells the init stage about one
 // touch of a mask; the init stage logs it (rate-limited).
 type fileViolation struct {
-	Comm   string `json:"comm"`
+	Comm string `json:"comm"`
+	// Exe is the program the caller runs, as the kernel names it
+	// (/proc/PID/exe): unlike Comm, which any process sets for itself,
+	// only an exec changes it.
+	Exe    string `json:"exe,omitempty"`
 	Op     string `json:"op"`
 	Path   string `json:"path"`
 	Entry  string `json:"entry"`
@@ -263,7 +267,7 @@ func (s *fuseServer) observe(tid int, m policy.Mask, buf []byte) {
 	if line := readProc(dir+"/syscall", buf); line != "" {
 		op = syscallOp(s.arch, line, m.Dir)
 	}
-	s.send(fileViolation{Comm: comm, Op: op, Path: m.Path, Entry: m.Entry, Source: m.Source})
+	s.send(fileViolation{Comm: comm, Exe: exeOf(dir), Op: op, Path: m.Path, Entry: m.Entry, Source: m.Source})
 }
 
 // readProc reads a small /proc file into buf ("" when it cannot).
@@ -591,4 +595,14 @@ func startClean(cmd *exec.Cmd) error {
 		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
 	}
 	return err
+}
+
+// exeOf is the program /proc/PID (dir) runs, as the kernel names it; ""
+// when it cannot be read.
+func exeOf(dir string) string {
+	exe, err := os.Readlink(dir + "/exe")
+	if err != nil {
+		return ""
+	}
+	return exe
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -236,7 +238,7 @@ func (p *proxy) serve(c int, any bool) {
 			host = "[" + host + "]"
 		}
 	}
-	dialer := func(host string, port int) (int, error) { return dial(host, port, !any && !isLoopback(host)) }
+	dialer := func(host string, port int) (int, error) { return dial(host, port, p.guard(host, port, any)) }
 	if inside {
 		dialer = p.dialInside
 	}
@@ -411,21 +413,113 @@ func (p *proxy) dialInside(host string, port int) (int, error) {
 	return fd, nil
 }
 
+// guard is what an address host resolves to may be, for a client of the
+// children's proxy (any: the command's, which goes anywhere). A name an
+// allow_hosts rule lists may be made to resolve (its DNS, /etc/hosts is
+// the host's) to the host's own services, a cloud metadata service
+// (169.254.169.254, 100.100.100.200) or the local network: an answer in
+// loopback, the unspecified address, link-local, the private ranges (RFC
+// 1918, ULA), shared address space (100.64.0.0/10) or one of the host's
+// own addresses is refused, unless a rule names that address itself (or
+// the name is a loopback one, such as localhost, for a loopback answer).
+// An IP literal is what its rule named: never refused here.
+func (p *proxy) guard(host string, port int, any bool) func(netip.Addr) error {
+	if any {
+		return nil
+	}
+	if _, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		return nil
+	}
+	loopbackName := isLoopback(host)
+	return func(a netip.Addr) error {
+		a = a.Unmap()
+		why := guardedRange(a)
+		if why == "" {
+			return nil
+		}
+		if loopbackName && a.IsLoopback() {
+			return nil
+		}
+		if p.allows(a.String(), port) || p.allows("["+a.String()+"]", port) {
+			return nil
+		}
+		return fmt.Errorf("%s resolves to %s (%s), which only an allow_hosts rule naming that address may reach", host, a, why)
+	}
+}
+
+// sharedSpace is 100.64.0.0/10 (RFC 6598; Alibaba Cloud's metadata lives
+// there).
+var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// guardedRange names the range of a that a name's answer may not reach
+// ("": none).
+func guardedRange(a netip.Addr) string {
+	switch {
+	case a.IsLoopback():
+		return "the host's loopback"
+	case a.IsUnspecified():
+		return "the unspecified address, the host itself"
+	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
+		return "link-local, where cloud metadata services live"
+	case a.IsPrivate():
+		return "a private range"
+	case sharedSpace.Contains(a):
+		return "shared address space"
+	case hostAddrs()[a]:
+		return "one of the host's own addresses"
+	}
+	return ""
+}
+
+// hostAddrs are the addresses of the host's interfaces (the init stage
+// runs in the host's network namespace), read once.
+var hostAddrs = sync.OnceValue(func() map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+		rib, err := syscall.NetlinkRIB(unix.RTM_GETADDR, family)
+		if err != nil {
+			continue
+		}
+		msgs, err := syscall.ParseNetlinkMessage(rib)
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			if m.Header.Type != unix.RTM_NEWADDR {
+				continue
+			}
+			attrs, err := syscall.ParseNetlinkRouteAttr(&m)
+			if err != nil {
+				continue
+			}
+			for _, at := range attrs {
+				if at.Attr.Type != unix.IFA_ADDRESS && at.Attr.Type != unix.IFA_LOCAL {
+					continue
+				}
+				if a, ok := netip.AddrFromSlice(at.Value); ok {
+					out[a.Unmap()] = true
+				}
+			}
+		}
+	}
+	return out
+})
+
 // dial connects to host:port from the host's network: an IP literal as
 // is, a name through /etc/hosts, then the resolvers of /etc/resolv.conf.
-func dial(host string, port int, noLoopback bool) (int, error) {
+// guard (when not nil) refuses addresses the name may not reach.
+func dial(host string, port int, guard func(netip.Addr) error) (int, error) {
 	addrs, err := lookup(host)
 	if err != nil {
 		return -1, err
 	}
 	var last error
 	for _, a := range addrs {
-		// A listed name that resolves (or is made to resolve) to the
-		// host's loopback would reach the host's own services: only a
-		// rule that names a loopback host may go there.
-		if noLoopback && (a.Unmap().IsLoopback() || a.IsUnspecified()) {
-			last = fmt.Errorf("%s resolves to %s, the host's loopback, which only a loopback rule may reach", host, a)
-			continue
+		if guard != nil {
+			if err := guard(a); err != nil {
+				last = err
+				continue
+			}
 		}
 		var sa unix.Sockaddr
 		family := unix.AF_INET
@@ -655,21 +749,21 @@ func clientHolder(c, port int, netTCP string) int {
 // inside the children's network namespace, for the violation line: the
 // supervisor made that connect for it and noted its name by the local port.
 // "(proxy client)" when it cannot be told.
-func (p *proxy) clientProgram(c int) string {
+func (p *proxy) clientProgram(c int) [2]string {
 	sa, err := unix.Getpeername(c)
 	if err == nil {
 		if v, ok := p.cnet.clients.LoadAndDelete(localPort(sa)); ok {
-			return v.(string)
+			return v.([2]string)
 		}
 	}
-	return "(proxy client)"
+	return [2]string{"(proxy client)", ""}
 }
 
-// recordProxy logs a refusal of the proxy for program comm, rate-limited
-// like the others.
-func (v *violations) recordProxy(comm, msg string) {
+// recordProxy logs a refusal of the proxy for program who (its name and
+// what it runs), rate-limited like the others.
+func (v *violations) recordProxy(who [2]string, msg string) {
 	if v == nil {
 		return
 	}
-	v.log(comm, "proxy/"+msg, msg)
+	v.log(who[0], who[1], "proxy/"+msg, msg)
 }

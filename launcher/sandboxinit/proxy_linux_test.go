@@ -2,7 +2,11 @@ package sandboxinit
 
 import (
 	"net"
+	"net/netip"
+	"strings"
 	"testing"
+
+	"grok-sandbox/launcher/policy"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,13 +30,54 @@ func TestDialRefusesLoopbackForNames(t *testing.T) {
 		}
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
-	if fd, err := dial("localhost", port, true); err == nil {
+	p := &proxy{}
+	// "localhost" is in /etc/hosts: as a loopback name it may reach the
+	// loopback; the same address through another name's guard may not.
+	if fd, err := dial("localhost", port, func(a netip.Addr) error { return p.guard("api.example", port, false)(a) }); err == nil {
 		unix.Close(fd)
 		t.Fatal("a name resolving to 127.0.0.1 was dialled for a non-loopback rule")
 	}
-	fd, err := dial("localhost", port, false)
+	fd, err := dial("localhost", port, p.guard("localhost", port, false))
 	if err != nil {
 		t.Fatalf("a loopback rule: %v", err)
 	}
 	unix.Close(fd)
+}
+
+// A listed name's answer in loopback, link-local (cloud metadata), the
+// private ranges, shared address space, unspecified or one of the host's
+// own addresses is refused, unless a rule names that address itself; an IP
+// literal rule and a public answer are not; the command (any) goes
+// anywhere.
+func TestProxyGuardRefusesLocalAnswers(t *testing.T) {
+	p := &proxy{rules: []policy.HostRule{{Host: "api.example", Port: 443}, {Host: "10.1.2.3", IP: true, Port: 443}}}
+	for _, c := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"93.184.216.34", true}, {"2606:2800:220:1::", true},
+		{"169.254.169.254", false}, {"fe80::1", false}, {"127.0.0.1", false}, {"::1", false},
+		{"10.0.0.1", false}, {"172.16.5.4", false}, {"192.168.1.1", false}, {"fd00::1", false},
+		{"100.100.100.200", false}, {"0.0.0.0", false}, {"::ffff:169.254.169.254", false},
+		{"10.1.2.3", true}, // a rule names it
+	} {
+		err := p.guard("api.example", 443, false)(netip.MustParseAddr(c.addr))
+		if (err == nil) != c.ok {
+			t.Errorf("api.example -> %s: %v, want allowed=%v", c.addr, err, c.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "only an allow_hosts rule naming that address") {
+			t.Errorf("%s: %v", c.addr, err)
+		}
+	}
+	if g := p.guard("169.254.169.254", 443, false); g != nil {
+		t.Error("an IP literal rule is guarded")
+	}
+	if g := p.guard("api.example", 443, true); g != nil {
+		t.Error("the command's relay is guarded")
+	}
+	for a := range hostAddrs() {
+		if !a.IsLoopback() && p.guard("api.example", 443, false)(a) == nil {
+			t.Errorf("the host's own address %s is not guarded", a)
+		}
+	}
 }
