@@ -355,6 +355,10 @@ func Run(inv Invocation) error {
 		path, err = plan.commandVisible(path)
 	}
 	if err != nil {
+		// `run strict -- ls`: a profile's name taken for the command.
+		if _, custom := plan.Config.Profiles[inv.Command[0]]; Code(err) == ExitNotFound && (config.IsBuiltin(inv.Command[0]) || custom) {
+			err = &ExitError{Code: ExitNotFound, Err: fmt.Errorf("%v; did you mean --profile %s? (a profile is chosen with --profile, before the command)", err, inv.Command[0])}
+		}
 		plan.log(refusedEvent(err))
 		return err
 	}

@@ -363,7 +363,7 @@ const MaxConfigSize = 1 << 20
 
 // decodeFile decodes one TOML file strictly: a syntax error, a wrong type and
 // (for the keys in strictTables) an unknown key each fail with file:line.
-func decodeFile(file string, v any, strictTables func(toml.Key) bool) (keyLines, bool, error) {
+func decodeFile(file string, v any, strictTables func(toml.Key) string) (keyLines, bool, error) {
 	f, err := Open(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -392,9 +392,8 @@ func decodeFile(file string, v any, strictTables func(toml.Key) bool) (keyLines,
 	}
 	lines := scanKeyLines(data)
 	for _, k := range md.Undecoded() {
-		if strictTables(k) {
-			return lines, true, &Error{File: file, Line: lines.line(k...), Key: k.String(),
-				Msg: "unknown key; check its spelling (see the README for every key)"}
+		if msg := strictTables(k); msg != "" {
+			return lines, true, &Error{File: file, Line: lines.line(k...), Key: k.String(), Msg: msg}
 		}
 	}
 	return lines, true, nil
@@ -417,7 +416,7 @@ func byLine(m map[string]any, lines keyLines, table ...string) []string {
 // file, the line and the key.
 func loadProfiles(file string) (map[string]CustomProfile, error) {
 	var raw map[string]any
-	lines, ok, err := decodeFile(file, &raw, func(toml.Key) bool { return false })
+	lines, ok, err := decodeFile(file, &raw, func(toml.Key) string { return "" })
 	if err != nil || !ok {
 		return map[string]CustomProfile{}, err
 	}
@@ -540,8 +539,23 @@ func loadProfiles(file string) (map[string]CustomProfile, error) {
 // checked strictly; the rest belongs to other programs.
 func (c *Config) loadGeneral() error {
 	var f generalFile
-	strict := func(k toml.Key) bool {
-		return len(k) > 0 && (k[0] == "sandbox" || k[0] == "shell_environment_policy")
+	// Other tables belong to other programs, but a near miss of one of
+	// grok-sandbox's ([sandboxx], [Sandbox], a profile key outside any
+	// table) would leave every run unsandboxed without a word: refused.
+	strict := func(k toml.Key) string {
+		switch {
+		case len(k) == 0:
+			return ""
+		case k[0] == "sandbox" || k[0] == "shell_environment_policy":
+			return "unknown key; check its spelling (see the README for every key)"
+		case len(k) == 1 && (strings.EqualFold(k[0], "profile") || nearMiss(k[0], "profile")):
+			return "a key outside any table: the default profile is `profile` in the [sandbox] table ([sandbox] on the line above it)"
+		case nearMiss(k[0], "sandbox"):
+			return fmt.Sprintf("unknown table [%s]: did you mean [sandbox]? (grok-sandbox reads only [sandbox] and [shell_environment_policy] here)", k[0])
+		case nearMiss(k[0], "shell_environment_policy"):
+			return fmt.Sprintf("unknown table [%s]: did you mean [shell_environment_policy]?", k[0])
+		}
+		return ""
 	}
 	lines, ok, err := decodeFile(c.GeneralFile, &f, strict)
 	if err != nil || !ok {
@@ -589,4 +603,41 @@ func (c *Config) loadGeneral() error {
 		}
 	}
 	return nil
+}
+
+// nearMiss reports whether s is word misspelt: the same but for case, or
+// within two edits (one for short words), and not word itself.
+func nearMiss(s, word string) bool {
+	if s == word {
+		return false
+	}
+	if strings.EqualFold(s, word) {
+		return true
+	}
+	max := 2
+	if len(word) <= 4 {
+		max = 1
+	}
+	return editDistance(strings.ToLower(s), word) <= max
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

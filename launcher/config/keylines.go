@@ -23,10 +23,23 @@ func elementKey(path []string, i int) string {
 }
 
 // line is the line of path, or of the nearest enclosing key that has one.
+// The TOML decoder matches a key to its field whatever its case
+// ([Sandbox] profile is the default profile too), so a key not found as
+// spelt is looked for in any case.
 func (k keyLines) line(path ...string) int {
 	for n := len(path); n > 0; n-- {
 		if l, ok := k[lineKey(path[:n]...)]; ok {
 			return l
+		}
+		want := lineKey(path[:n]...)
+		best := 0
+		for key, l := range k {
+			if strings.EqualFold(key, want) && (best == 0 || l < best) {
+				best = l
+			}
+		}
+		if best > 0 {
+			return best
 		}
 	}
 	return 0

@@ -40,3 +40,19 @@ func CanonicalBuiltin(name string) string {
 func FoldName(name string) string {
 	return strings.ToLower(strings.Join(strings.Fields(name), ""))
 }
+
+// Suggest is the profile name among names (and the built-in ones) that
+// name is most likely a misspelling of: within two edits ("stirct" for
+// strict); "" when none is.
+func Suggest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range append(append([]string(nil), Builtins...), names...) {
+		if n == name {
+			continue
+		}
+		if d := editDistance(FoldName(name), n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}

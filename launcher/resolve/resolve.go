@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -342,6 +343,9 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 	} else {
 		if b := config.CanonicalBuiltin(config.FoldName(sel.Name)); b != "" {
 			return nil, Refuse("unknown profile %q (chosen by %s); profile names are exact: did you mean %q?", sel.Name, sel.By, config.FoldName(sel.Name))
+		}
+		if near := config.Suggest(sel.Name, slices.Sorted(maps.Keys(cfg.Profiles))); near != "" {
+			return nil, Refuse("unknown profile %q (chosen by %s); did you mean %q? (`grok-sandbox profiles` lists them)", sel.Name, sel.By, near)
 		}
 		return nil, Refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
 	}

@@ -1046,9 +1046,11 @@ func (v *violations) flush() {
 	}
 	close(v.queue)
 	v.mu.Unlock()
+	// The writer waits for the log's lock once, at most LockWait, and
+	// writes without it from then on: every queued line is written soon.
 	select {
 	case <-v.written:
-	case <-time.After(2 * eventlog.LockWait):
+	case <-time.After(reportsDrain):
 	}
 }
 

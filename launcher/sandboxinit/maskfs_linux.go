@@ -492,7 +492,16 @@ func runMaskObserver(args []string) int {
 			err = errors.New("report too long")
 		}
 		if err == nil {
-			err = unix.Send(ch, []byte(b.String()), unix.MSG_DONTWAIT)
+			// A full channel (pid 1 behind on a loaded machine) waits a
+			// little rather than lose the report: this is on the caller's
+			// path, but a lost line is a lost violation.
+			for tries := 0; ; tries++ {
+				err = unix.Send(ch, []byte(b.String()), unix.MSG_DONTWAIT)
+				if err != unix.EAGAIN || tries == 50 {
+					break
+				}
+				_, _ = unix.Poll([]unix.PollFd{{Fd: int32(ch), Events: unix.POLLOUT}}, 20)
+			}
 		}
 		if err != nil {
 			lost++
@@ -558,13 +567,21 @@ func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports
 	return r
 }
 
-// wait waits, a bounded time, for the reports already sent to be read.
+// wait waits for the reports already sent to be read. Once stop has shut
+// the reading side down, every read returns at once (what is queued, then
+// the end) and the observer can queue nothing more, so this is short; the
+// bound is only a safety net, far above what a loaded machine takes (a
+// bound of one second lost a report queued before the command exited).
 func (r *maskReports) wait() {
 	select {
 	case <-r.done:
-	case <-time.After(time.Second):
+	case <-time.After(reportsDrain):
 	}
 }
+
+// reportsDrain bounds wait, and the wait for the queued lines to be
+// written at the end of a run.
+const reportsDrain = 10 * time.Second
 
 // startClean starts cmd, a helper of the init stage's, with no descriptor
 // of the init stage's but cmd's own: every descriptor is close-on-exec for
