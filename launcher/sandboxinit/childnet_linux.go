@@ -115,13 +115,7 @@ func startNetHelper() error {
 		unix.Close(sp[0])
 		return err
 	}
-	_ = unix.Close(FDNetHelper)
-	if err := unix.Dup3(sp[0], FDNetHelper, 0); err != nil {
-		unix.Close(sp[0])
-		return fmt.Errorf("dup3: %v", err)
-	}
-	unix.Close(sp[0])
-	return nil
+	return placeFD(sp[0], FDNetHelper)
 }
 
 // loopbackUp sets IFF_UP on lo in the calling thread's network namespace.

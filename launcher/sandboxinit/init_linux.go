@@ -102,6 +102,9 @@ func Run(args []string) int {
 	}
 	observer := 0 // the mask observer's pid
 	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked {
+		if err := reserveFDs(); err != nil {
+			return fail("%v", err)
+		}
 		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
 			var err error
 			if observer, err = mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
@@ -171,6 +174,51 @@ func Run(args []string) int {
 		events = FDEvents
 	}
 	return Supervise(&cfg, "bwrap", events, nil, cfg.Check.Filters, cfg.Env, true)
+}
+
+// carriedFDs are the descriptors the init stage's first run makes and
+// keeps across its re-exec, at fixed numbers the launcher does not hand
+// over.
+var carriedFDs = []int{FDNetHelper, FDObserver, FDStarter}
+
+// reserveFDs holds each of carriedFDs with a placeholder (close-on-exec,
+// so the re-exec drops what was not replaced), before anything opens a
+// descriptor: otherwise an open could land on one of those numbers, and
+// placing a channel there would close it (the observer's channel itself
+// once: every report of the run was lost, EPIPE).
+func reserveFDs() error {
+	for _, fd := range carriedFDs {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			return fmt.Errorf("descriptor %d is open already; refusing to start", fd)
+		}
+		null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("cannot open /dev/null: %v", err)
+		}
+		if null != fd {
+			err = unix.Dup3(null, fd, unix.O_CLOEXEC)
+			unix.Close(null)
+			if err != nil {
+				return fmt.Errorf("dup3: %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// placeFD moves fd onto target (one of carriedFDs, held by its
+// placeholder), to be kept across the re-exec, and closes fd.
+func placeFD(fd, target int) error {
+	if fd == target {
+		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+		return err
+	}
+	err := unix.Dup3(fd, target, 0)
+	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("dup3: %v", err)
+	}
+	return nil
 }
 
 // readFD reads fd to EOF without wrapping it in an os.File, whose finalizer

@@ -415,12 +415,9 @@ func startMaskObserver(mnt string, masks []policy.Mask) (int, error) {
 		_ = unix.Unmount(mnt, unix.MNT_DETACH)
 		return 0, fmt.Errorf("starting the observer: %v", err)
 	}
-	_ = unix.Close(FDObserver)
-	if err := unix.Dup3(sp[0], FDObserver, 0); err != nil {
-		unix.Close(sp[0])
-		return 0, fmt.Errorf("dup3: %v", err)
+	if err := placeFD(sp[0], FDObserver); err != nil {
+		return 0, err
 	}
-	unix.Close(sp[0])
 	return pid, nil
 }
 

@@ -100,11 +100,10 @@ func forkStarter(u *User) (int, error) {
 	if err := writeMaps(pid, u); err != nil {
 		return fail(fmt.Errorf("cannot map your uid and gid for the command: %v", err))
 	}
-	_ = unix.Close(FDStarter)
-	if err := unix.Dup3(sp[0], FDStarter, 0); err != nil {
-		return fail(fmt.Errorf("dup3: %v", err))
+	if err := placeFD(sp[0], FDStarter); err != nil {
+		sp[0] = -1
+		return fail(err)
 	}
-	unix.Close(sp[0])
 	return pid, nil
 }
 
