@@ -155,6 +155,18 @@ func Prepare(inv Invocation) (*Plan, error) {
 			forced[k] = v
 		}
 	}
+	// git's identity where the profile hides your git config (strict):
+	// the name and email of [user] in ~/.gitconfig and
+	// $XDG_CONFIG_HOME/git/config, read here, outside, as environment
+	// variables git prefers to any file; nothing else of those files.
+	if p := pol; p.Enforce && p.AccessAt(filepath.Join(env.Home, ".gitconfig")) == policy.Hidden {
+		name, email := gitIdentity(env.Home, envpolicy.Getenv(inv.Environ, "XDG_CONFIG_HOME"))
+		for _, kv := range [][2]string{{"GIT_AUTHOR_NAME", name}, {"GIT_COMMITTER_NAME", name}, {"GIT_AUTHOR_EMAIL", email}, {"GIT_COMMITTER_EMAIL", email}} {
+			if _, set := os.LookupEnv(kv[0]); kv[1] != "" && !set && envpolicy.Getenv(inv.Environ, kv[0]) == "" {
+				forced[kv[0]] = kv[1]
+			}
+		}
+	}
 	if plan.Backend == BackendNone {
 		forced = nil
 	}
@@ -681,4 +693,43 @@ func commandName(command []string) string {
 		return ""
 	}
 	return command[0]
+}
+
+// gitIdentity is user.name and user.email from your global git config
+// (~/.gitconfig, then $XDG_CONFIG_HOME/git/config or ~/.config/git/config,
+// the later file winning as in git), read as plain INI: [include]d files
+// are not followed. Empty when unset or unreadable.
+func gitIdentity(home, xdg string) (name, email string) {
+	if xdg == "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	for _, file := range []string{filepath.Join(xdg, "git", "config"), filepath.Join(home, ".gitconfig")} {
+		data, err := readSmallFile(file)
+		if err != nil {
+			continue
+		}
+		section := ""
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || line[0] == '#' || line[0] == ';' {
+				continue
+			}
+			if line[0] == '[' {
+				section = strings.ToLower(strings.TrimSpace(strings.Trim(line, "[]")))
+				continue
+			}
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || section != "user" {
+				continue
+			}
+			v = strings.Trim(strings.TrimSpace(v), "\"")
+			switch strings.ToLower(strings.TrimSpace(k)) {
+			case "name":
+				name = v // the last one wins, as in git
+			case "email":
+				email = v
+			}
+		}
+	}
+	return printable.String(name), printable.String(email)
 }

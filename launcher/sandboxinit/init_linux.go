@@ -938,6 +938,7 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	}
 	if v != nil {
 		v.flush()
+		v.sayRefusedNetwork(cfg.Isolated)
 	}
 	ps, err := st.proc.Wait()
 	if err != nil {
@@ -1027,6 +1028,10 @@ type violations struct {
 	// dropped counts the lines the rate limit or the cap left out; flush
 	// logs one summary line when any were.
 	dropped int
+	// netRefused counts the refused network attempts, netFirst says what
+	// the first was (see sayRefusedNetwork).
+	netRefused int
+	netFirst   string
 	closed  bool // flushed: later violations are not logged
 	queue   chan eventlog.Event
 	written chan struct{}
@@ -1086,7 +1091,7 @@ func (v *violations) flush() {
 	v.closed = true
 	if v.dropped > 0 {
 		ev := eventlog.Event{Time: eventlog.Now(), Event: "violation_summary", Profile: v.profile, Backend: v.backend,
-			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d a run); %d were logged", v.dropped, maxViolations, v.logged)}
+			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d a run); %d %s logged", v.dropped, maxViolations, v.logged, map[bool]string{true: "was", false: "were"}[v.logged == 1])}
 		select {
 		case v.queue <- ev:
 		default:
@@ -1121,8 +1126,62 @@ func (v *violations) recordMsg(n seccomp.Notification, msg string) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
 		comm = strings.TrimSpace(string(b))
 	}
+	v.countNetwork(comm, msg)
 	// Per destination too: one line a second for each thing tried.
 	v.log(comm, exeOf(fmt.Sprintf("/proc/%d", n.Pid)), name+"/"+msg, msg)
+}
+
+// countNetwork counts a refused network attempt of program comm, for the
+// one line the run ends with (sayRefusedNetwork).
+func (v *violations) countNetwork(comm, msg string) {
+	// Not a connect that found nothing listening on the children's own
+	// loopback: that is what a closed port always answers.
+	if !strings.HasPrefix(msg, "blocked ") && !strings.Contains(msg, "not in allow_hosts") {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.netRefused == 0 {
+		v.netFirst = fmt.Sprintf("%s (%s)", msg, comm)
+	}
+	v.netRefused++
+}
+
+// sayRefusedNetwork tells, on the command's stderr, once at the end of a
+// run, that network attempts of the command's children were refused: a
+// tool that retries (npm's EAI_AGAIN for a minute) otherwise reads as a
+// network outage, and the cause is only in the event log.
+func (v *violations) sayRefusedNetwork(isolated bool) {
+	v.mu.Lock()
+	n, first := v.netRefused, v.netFirst
+	v.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	who, fix := "processes the wrapped command started", "list the hosts they need in allow_hosts of a custom profile (the README's allow_hosts)"
+	if isolated {
+		who, fix = "processes in the sandbox", "run without --isolate-network"
+	}
+	attempts := "attempts were"
+	if n == 1 {
+		attempts = "attempt was"
+	}
+	fmt.Fprintf(os.Stderr, "grok-sandbox: %d network %s refused to %s (the first: %s); to allow them, %s; every refusal is in the event log\n",
+		n, attempts, who, printableMsg(first), fix)
+}
+
+// printableMsg is msg cut to one short line for the terminal.
+func printableMsg(msg string) string {
+	msg = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, msg)
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return msg
 }
 
 // log queues one violation of program comm (exe: what it runs, as the

@@ -765,5 +765,6 @@ func (v *violations) recordProxy(who [2]string, msg string) {
 	if v == nil {
 		return
 	}
+	v.countNetwork(who[0], msg)
 	v.log(who[0], who[1], "proxy/"+msg, msg)
 }
