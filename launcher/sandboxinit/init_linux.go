@@ -1032,9 +1032,9 @@ type violations struct {
 	// the first was (see sayRefusedNetwork).
 	netRefused int
 	netFirst   string
-	closed  bool // flushed: later violations are not logged
-	queue   chan eventlog.Event
-	written chan struct{}
+	closed     bool // flushed: later violations are not logged
+	queue      chan eventlog.Event
+	written    chan struct{}
 }
 
 const maxViolations = 100
