@@ -54,6 +54,14 @@ func baseGrants(p *policy.Policy, t target, h Host) error {
 		p.ReadAll = true
 		grant(p.GrokHome, policy.Write, "GROK_HOME")
 		temps()
+		// A workspace inside a temporary directory (or GROK_HOME) would
+		// be writable through that grant: read-only means it is not.
+		for _, g := range p.Grants {
+			if g.Access == policy.Write && policy.Within(p.Workspace, g.Path) {
+				grant(p.Workspace, policy.Read, "workspace (read-only, inside the writable "+g.Why+")")
+				break
+			}
+		}
 	case config.Strict:
 		if err := systemPaths(p, t, h, grant); err != nil {
 			return err

@@ -448,7 +448,7 @@ func addEntries(p *policy.Policy, t target, c *config.CustomProfile, key string,
 					// directory above it) to have it writable elsewhere:
 					// run nothing that it was to protect.
 					return &config.Error{File: c.File, Line: c.EntryLine(key, i), Key: toml.Key{"profiles", c.Name, key}.String(),
-						Msg: fmt.Sprintf("entry %q does not exist, in a directory a sandbox can write: a sandboxed command may have moved it (and what it protects) away; restore it, or remove the entry", entry)}
+						Msg: fmt.Sprintf("entry %q does not exist, in a directory a sandbox can write. If it was never made (a cache on a fresh machine), create it: mkdir -p %s. If it existed, a sandboxed command may have moved it (and what it protects) away: restore it. Or remove the entry", entry, shellQuote(asked))}
 				}
 			} else if inVirtualFS(path) {
 				warn = "is inside /proc, /sys or /dev, the kernel's own file systems, which no grant can expose; skipped"
@@ -966,4 +966,12 @@ func resolveDeny(p *policy.Policy, t target, c *config.CustomProfile) error {
 	}
 	policy.SortPaths(p.Pinned)
 	return nil
+}
+
+// shellQuote is path as one word for a POSIX shell.
+func shellQuote(path string) string {
+	if path != "" && strings.Trim(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=,:@%") == "" {
+		return path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }
