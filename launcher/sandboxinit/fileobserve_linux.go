@@ -51,8 +51,12 @@ type pathWatch struct {
 	dirs map[fileID]watched
 	// files are the masks and protected files themselves.
 	files map[fileID]watched
-	// workers holds a token for each path resolution under way.
-	workers chan struct{}
+	// workers holds a token for each path resolution under way; the
+	// command's own threads have tokens of their own (ownWorkers), so that
+	// its calls never wait behind a flood of its children's.
+	workers, ownWorkers chan struct{}
+	// own tells the command's threads (nil: nobody's are told apart).
+	own func(tid int) bool
 	// procDev is /proc's device: a directory there is resolved by walking.
 	procDev uint64
 }
@@ -62,7 +66,7 @@ const maxProtectedDirs = 4096
 
 func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *pathWatch {
 	w := &pathWatch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{},
-		workers: make(chan struct{}, observerWorkers)}
+		workers: make(chan struct{}, observerWorkers), ownWorkers: make(chan struct{}, observerOwnWorkers)}
 	if id, ok := statID("/proc", true); ok {
 		w.procDev = id.dev
 	}
@@ -154,23 +158,28 @@ func (w *pathWatch) seen(v *violations, n seccomp.Notification, r seccomp.Reply)
 		_ = r.Continue()
 		return true
 	}
-	select {
-	case w.workers <- struct{}{}:
-		go func() {
-			defer func() { <-w.workers }()
-			w.check(v, n, name, true)
-			_ = r.Continue()
-		}()
-	default:
-		// Every worker busy: here, as the syscall waits anyway.
+	// Never here: the loop answers every other call, the command's
+	// included. A call waits for a token (one waiting goroutine per
+	// blocked thread of the sandbox, so they are as many as its threads).
+	tokens := w.workers
+	if w.own != nil && w.own(n.Pid) {
+		tokens = w.ownWorkers
+	}
+	go func() {
+		tokens <- struct{}{}
+		defer func() { <-tokens }()
 		w.check(v, n, name, true)
 		_ = r.Continue()
-	}
+	}()
 	return true
 }
 
-// observerWorkers bounds the goroutines resolving paths at once.
-const observerWorkers = 16
+// observerWorkers bounds the goroutines resolving paths at once, and
+// observerOwnWorkers those resolving the command's own.
+const (
+	observerWorkers    = 16
+	observerOwnWorkers = 4
+)
 
 // check logs n when it names a denied or protected path. Without walk it
 // logs nothing and says false when a path needs resolving component by

@@ -879,6 +879,9 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 			if cnet != nil {
 				child = func(n seccomp.Notification, r seccomp.Reply) bool { return cnet.handle(n, r, v) }
 			}
+			if watch != nil {
+				watch.own = seccomp.AllowThreadGroup(pid)
+			}
 			commandAllow := allowNetwork(pid, cfg.Agent)
 			allow := func(tid int) bool { return !gone.Load() && commandAllow(tid) }
 			if cfg.Isolated {
