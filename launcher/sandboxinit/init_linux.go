@@ -891,16 +891,25 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 			if watch != nil {
 				observe = func(n seccomp.Notification, r seccomp.Reply) bool { return watch.seen(v, n, r) }
 			}
+			// Should the loop end on an error, the listener is closed: every
+			// pending and later notified call then fails (ENOSYS) instead of
+			// waiting for an answer that never comes.
+			var err error
 			if cfg.Network != seccomp.NetworkNotify {
 				// Only the file observer's syscalls notify.
-				done <- seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification, r seccomp.Reply) {
+				err = seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification, r seccomp.Reply) {
 					if !watch.seen(v, n, r) {
 						_ = r.Continue()
 					}
 				})
-				return
+			} else {
+				err = seccomp.SuperviseChildren(st.listener, forever, allow, child, v.record, observe)
 			}
-			done <- seccomp.SuperviseChildren(st.listener, forever, allow, child, v.record, observe)
+			if err != nil {
+				unix.Close(st.listener)
+				v.notice(fmt.Sprintf("the supervisor stopped (%v): notified calls of the command and its children fail from now on", err))
+			}
+			done <- err
 		}()
 	} else {
 		done <- nil
