@@ -60,7 +60,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain agents profiles doctor status check completion"
+  verbs="run print explain agents profiles doctor status log check completion man"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -86,7 +86,7 @@ complete -F _grok_sandbox grok-sandbox
 # _grok-sandbox.
 _grok-sandbox() {
   local -a verbs
-  verbs=(run print explain agents profiles doctor status check completion)
+  verbs=(run print explain agents profiles doctor status log check completion man)
   if (( CURRENT == 2 )); then
     _describe 'command' verbs
     return
@@ -109,7 +109,7 @@ _grok-sandbox "$@"
 `,
 	"fish": `# grok-sandbox completion for fish: put it in
 # ~/.config/fish/completions/grok-sandbox.fish.
-set -l verbs run print explain agents profiles doctor status check completion
+set -l verbs run print explain agents profiles doctor status log check completion man
 complete -c grok-sandbox -f -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
 complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l workspace -x -a "(__fish_complete_directories)" -d "the workspace directory"

@@ -130,6 +130,30 @@ func newApp() *cli.App {
 				},
 			},
 			{
+				Name:  "log",
+				Usage: "the event log: what the sandbox did and refused, oldest first (the last 50 by default)",
+				Flags: []cli.Flag{
+					&cli.IntFlag{Name: "n", Usage: "the last `N` events", Value: 50},
+					&cli.BoolFlag{Name: "all", Usage: "every event", DisableDefaultText: true},
+					&cli.BoolFlag{Name: "violations", Usage: "violations only", DisableDefaultText: true},
+					&cli.StringFlag{Name: "profile", Usage: "events of profile `NAME` only"},
+					&cli.StringFlag{Name: "command", Usage: "events of program `NAME` only (its name or its executable's)"},
+					&cli.StringFlag{Name: "since", Usage: "events since `WHEN`: a duration (10m, 2h) or a time (2006-01-02 15:04)"},
+					&cli.BoolFlag{Name: "json", Usage: "the matching lines as they are stored", DisableDefaultText: true},
+					&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new events until interrupted", DisableDefaultText: true},
+					&cli.BoolFlag{Name: "summary", Usage: "counts by profile, program and operation, and what was refused most", DisableDefaultText: true},
+					&cli.BoolFlag{Name: "suggest", Usage: "the allow_hosts entries that would let the refused network attempts through", DisableDefaultText: true},
+				},
+				Action: func(c *cli.Context) error {
+					if err := noArgs(c); err != nil {
+						return err
+					}
+					return verbs.Log(verbs.LogOptions{N: c.Int("n"), All: c.Bool("all"), Violations: c.Bool("violations"),
+						Profile: c.String("profile"), Command: c.String("command"), Since: c.String("since"), JSON: c.Bool("json"),
+						Follow: c.Bool("follow"), Summary: c.Bool("summary"), Suggest: c.Bool("suggest")}, c.App.Writer)
+				},
+			},
+			{
 				Name:  "status",
 				Usage: "inside a sandbox: the profile and backend in force, checked against the kernel; outside: not sandboxed",
 				Flags: []cli.Flag{jsonFlag},

@@ -41,6 +41,12 @@ type Event struct {
 	Op    string `json:"op,omitempty"`
 	Path  string `json:"path,omitempty"`
 	Entry string `json:"entry,omitempty"`
+	// For a violation on the network: the operation is the syscall (or
+	// the proxy's method), Address what it was for (host:port, [v6]:port,
+	// unix:PATH, unix:@ABSTRACT) and Family its address family (inet,
+	// inet6, unix; empty when unknown).
+	Address string `json:"address,omitempty"`
+	Family  string `json:"family,omitempty"`
 }
 
 const (

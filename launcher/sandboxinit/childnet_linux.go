@@ -720,3 +720,39 @@ func localPort(sa unix.Sockaddr) uint16 {
 	}
 	return 0
 }
+
+// addressOf is the address n's connect, sendto or bind names, and its
+// family, read from the caller ("" when there is none or it cannot be
+// read).
+func (c *childNet) addressOf(n seccomp.Notification) (address, family string) {
+	var ptr, size uint64
+	switch seccomp.SyscallName(c.arch, n.Nr) {
+	case "connect", "bind":
+		ptr, size = n.Args[1], n.Args[2]
+	case "sendto":
+		ptr, size = n.Args[4], n.Args[5]
+	default:
+		return "", ""
+	}
+	if ptr == 0 {
+		return "", ""
+	}
+	addr, errno := c.readAddr(seccomp.Notification{Pid: n.Pid, Args: [6]uint64{0, ptr, size}})
+	if errno != 0 || len(addr) < 2 {
+		return "", ""
+	}
+	return sockaddrString(addr), familyName(int(binary.LittleEndian.Uint16(addr)))
+}
+
+// familyName is an address family as the event log spells it.
+func familyName(f int) string {
+	switch f {
+	case unix.AF_INET:
+		return "inet"
+	case unix.AF_INET6:
+		return "inet6"
+	case unix.AF_UNIX:
+		return "unix"
+	}
+	return "family " + strconv.Itoa(f)
+}

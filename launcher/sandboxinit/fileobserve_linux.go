@@ -37,6 +37,9 @@ type nameKey struct {
 // watched is what a match reports.
 type watched struct {
 	path, entry, source string
+	// protected: a protected path (hook protection, control files), not
+	// a denied one.
+	protected bool
 }
 
 // pathWatch is what the path observer looks for, by identity, not by
@@ -79,10 +82,10 @@ func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *
 		}
 	}
 	for _, m := range masks {
-		add(m.Path, watched{m.Path, m.Entry, m.Source})
+		add(m.Path, watched{m.Path, m.Entry, m.Source, false})
 	}
 	for _, p := range protected {
-		it := watched{p.Path, p.Entry, p.Source}
+		it := watched{p.Path, p.Entry, p.Source, true}
 		add(p.Path, it)
 		n := 0
 		_ = filepath.WalkDir(p.Path, func(path string, d fs.DirEntry, err error) error {
@@ -93,7 +96,7 @@ func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *
 				return filepath.SkipAll
 			}
 			if id, ok := statID(path, false); ok {
-				w.dirs[id] = watched{path, p.Entry, p.Source}
+				w.dirs[id] = watched{path, p.Entry, p.Source, true}
 			}
 			return nil
 		})
@@ -222,7 +225,7 @@ func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, wa
 		if op == "truncate" && name != "truncate" && !h.exists {
 			op = "write" // O_TRUNC of nothing writes a new file
 		}
-		v.logFile(fileViolation{Comm: comm, Exe: exeOf("/proc/" + strconv.Itoa(n.Pid)), Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source})
+		v.logFile(fileViolation{Comm: comm, Exe: exeOf("/proc/" + strconv.Itoa(n.Pid)), Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source, Protected: h.it.protected})
 	}
 	return true
 }
@@ -296,7 +299,7 @@ func (w *pathWatch) quick(tid, dirfd int, p string, follow bool) (it watched, ex
 		return it, there, true, true
 	}
 	if it, ok := w.dirs[parent]; ok {
-		return watched{filepath.Join(it.path, name), it.entry, it.source}, there, true, true
+		return watched{filepath.Join(it.path, name), it.entry, it.source, it.protected}, there, true, true
 	}
 	if there {
 		if it, ok := w.files[fileID{unix.Mkdev(fs.Dev_major, fs.Dev_minor), fs.Ino}]; ok {
@@ -366,7 +369,7 @@ func (w *pathWatch) lookup(tid, dirfd int, p string, follow bool) (it watched, e
 				return it, there, true
 			}
 			if it, hit := w.dirs[parent]; hit {
-				return watched{filepath.Join(it.path, name), it.entry, it.source}, there, true
+				return watched{filepath.Join(it.path, name), it.entry, it.source, it.protected}, there, true
 			}
 		}
 		if there {

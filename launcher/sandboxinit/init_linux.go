@@ -790,6 +790,9 @@ func Supervise(cfg *Config, backend string, events int, restrict func() error, f
 	if o := cfg.Observe; o != nil && o.Paths {
 		watch = newPathWatch(arch, cfg.Masks, o.Protected)
 	}
+	if cnet != nil && v != nil {
+		v.addrOf = cnet.addressOf
+	}
 	if cnet != nil && len(cfg.AllowHosts) > 0 {
 		px, err := startProxy(cnet, cfg.AllowHosts, v)
 		if err != nil {
@@ -1040,6 +1043,8 @@ type violations struct {
 	// dropped counts the lines the rate limit or the cap left out; flush
 	// logs one summary line when any were.
 	dropped int
+	// addrOf reads the address a network call names (nil: nobody can).
+	addrOf func(seccomp.Notification) (address, family string)
 	// netRefused counts the refused network attempts, netFirst says what
 	// the first was (see sayRefusedNetwork).
 	netRefused int
@@ -1139,8 +1144,15 @@ func (v *violations) recordMsg(n seccomp.Notification, msg string) {
 		comm = strings.TrimSpace(string(b))
 	}
 	v.countNetwork(comm, msg)
+	ev := eventlog.Event{Command: comm, Exe: exeOf(fmt.Sprintf("/proc/%d", n.Pid)), Message: msg, Op: name}
+	if v.addrOf != nil {
+		ev.Address, ev.Family = v.addrOf(n)
+	}
+	if ev.Family == "" && (name == "socket" || name == "socketpair") {
+		ev.Family = familyName(int(int32(n.Args[0])))
+	}
 	// Per destination too: one line a second for each thing tried.
-	v.log(comm, exeOf(fmt.Sprintf("/proc/%d", n.Pid)), name+"/"+msg, msg)
+	v.queueEvent(comm+"/"+name+"/"+msg, ev)
 }
 
 // countNetwork counts a refused network attempt of program comm, for the
@@ -1196,13 +1208,6 @@ func printableMsg(msg string) string {
 	return msg
 }
 
-// log queues one violation of program comm (exe: what it runs, as the
-// kernel names it), at most one a second per comm and key.
-func (v *violations) log(comm, exe, key, msg string) {
-	key = comm + "/" + key
-	v.queueEvent(key, eventlog.Event{Command: comm, Exe: exe, Message: msg})
-}
-
 // queueEvent queues ev (a violation) unless the rate limit or the cap says
 // otherwise.
 func (v *violations) queueEvent(key string, ev eventlog.Event) {
@@ -1230,8 +1235,8 @@ func (v *violations) queueEvent(key string, ev eventlog.Event) {
 // per program, path and operation.
 func (v *violations) logFile(fv fileViolation) {
 	what := "denied path"
-	if fv.Op == "write" || fv.Op == "truncate" || fv.Op == "create" {
-		what = "path"
+	if fv.Protected {
+		what = "protected path"
 	}
 	msg := fmt.Sprintf("blocked %s of %s %s (%s)", fv.Op, what, fv.Path, fv.Entry)
 	v.queueEvent(fv.Comm+"/"+fv.Op+"/"+fv.Path, eventlog.Event{Command: fv.Comm, Exe: fv.Exe, Message: msg,

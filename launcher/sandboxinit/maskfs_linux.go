@@ -125,6 +125,8 @@ type fileViolation struct {
 	Path   string `json:"path"`
 	Entry  string `json:"entry"`
 	Source string `json:"source,omitempty"`
+	// Protected: the path is protected (read-only), not denied.
+	Protected bool `json:"protected,omitempty"`
 	// Lost counts the violations before this one that could not be sent.
 	Lost int `json:"lost,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"grok-sandbox/launcher/eventlog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -226,7 +227,7 @@ func (p *proxy) serve(c int, any bool) {
 	if !any && !p.allows(host, port) && p.loopback && isLoopback(host) {
 		inside = true
 	} else if !any && !p.allows(host, port) {
-		p.v.recordProxy(p.clientProgram(c), fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
+		p.v.recordProxy(p.clientProgram(c), method, net2(host, port), fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
 		writeStatus(c, 403, "grok-sandbox: "+host+":"+strconv.Itoa(port)+" is not in this profile's allow_hosts")
 		return
 	}
@@ -244,7 +245,7 @@ func (p *proxy) serve(c int, any bool) {
 	}
 	up, err := dialer(host, port)
 	if err != nil && inside {
-		p.v.recordProxy(p.clientProgram(c), fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
+		p.v.recordProxy(p.clientProgram(c), method, net2(host, port), fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
 	}
 	if err != nil {
 		writeStatus(c, 502, "grok-sandbox: "+err.Error())
@@ -761,10 +762,15 @@ func (p *proxy) clientProgram(c int) [2]string {
 
 // recordProxy logs a refusal of the proxy for program who (its name and
 // what it runs), rate-limited like the others.
-func (v *violations) recordProxy(who [2]string, msg string) {
+func (v *violations) recordProxy(who [2]string, method, address, msg string) {
 	if v == nil {
 		return
 	}
 	v.countNetwork(who[0], msg)
-	v.log(who[0], who[1], "proxy/"+msg, msg)
+	v.queueEvent(who[0]+"/proxy/"+msg, eventlog.Event{Command: who[0], Exe: who[1], Message: msg, Op: method, Address: address, Family: "inet"})
+}
+
+// net2 is host:port as the event log spells an address.
+func net2(host string, port int) string {
+	return host + ":" + strconv.Itoa(port)
 }
