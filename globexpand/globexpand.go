@@ -7,7 +7,7 @@
 // guessed at, and a walk that cannot see everything stops with an error
 // instead of returning a partial list.
 //
-// # Syntax (SPEC §6)
+// # Syntax (README: "Deny lists and globs")
 //
 // An entry is a glob if it contains '*', '?' or '['; those characters always
 // mean glob and there is no way to escape them (a literal '[' is written

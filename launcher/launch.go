@@ -33,7 +33,7 @@ import (
 	"grok-sandbox/sbpl"
 )
 
-// Exit statuses of grok-sandbox itself (SPEC §1); a command that runs passes
+// Exit statuses of grok-sandbox itself (README: "Exit status"); a command that runs passes
 // its own status through exec.
 const (
 	ExitRefused       = sandboxinit.ExitRefused
@@ -174,7 +174,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 	return plan, nil
 }
 
-// selectBackend chooses how the policy is enforced (SPEC §9): bwrap when it
+// selectBackend chooses how the policy is enforced (README: "Backends (Linux)"): bwrap when it
 // works; else Landlock where the policy can be expressed exactly; else
 // devbox runs unenforced with a warning and everything else is refused.
 // Every fallback is a warning, and Degraded says what is lost.
