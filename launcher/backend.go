@@ -98,7 +98,9 @@ func bwrapPath() (string, error) {
 			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s is not an absolute path", printable.String(p))
 		}
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap); GROK_SANDBOX_BWRAP=%s: %v", printable.String(p), err)
+			// The variable names the bwrap to use, and it is not there:
+			// say that, not that bwrap is missing (it may well be).
+			return "", fmt.Errorf("GROK_SANDBOX_BWRAP=%s, the bwrap it names, cannot be used: %v; unset it to use the system's bwrap (looked for in %s), or name an existing one", printable.String(p), err, strings.Join(bwrapDirs, ", "))
 		}
 		return p, nil
 	}

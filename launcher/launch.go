@@ -103,6 +103,9 @@ type Plan struct {
 	// Degraded says what is lost when the preferred backend is not used.
 	Degraded string
 
+	// workspaceFlag: --workspace was given, and the command starts in the
+	// workspace unless the current directory is inside it already.
+	workspaceFlag bool
 	// stderr gets the one warning when the event log cannot be written.
 	stderr    io.Writer
 	logWarned bool
@@ -142,7 +145,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan := &Plan{Selection: sel, Config: cfg, Dirs: env, Policy: pol}
+	plan := &Plan{Selection: sel, Config: cfg, Dirs: env, Policy: pol, workspaceFlag: inv.Workspace != ""}
 	if err := plan.selectBackend(); err != nil {
 		return nil, err
 	}
@@ -233,10 +236,7 @@ func (plan *Plan) Render(command []string, path string) error {
 		if _, err := ObserveMode(); err != nil {
 			return resolve.Refuse("%v", err)
 		}
-		chdir := plan.Dirs.Cwd
-		if !p.Exposed(chdir) {
-			chdir = p.Workspace
-		}
+		chdir := plan.StartDir()
 		uid, gid := os.Getuid(), os.Getgid()
 		opts := bwrapOptions(p, chdir, uid)
 		if path == "" {
@@ -374,7 +374,11 @@ func Run(inv Invocation) error {
 		plan.log(refusedEvent(err))
 		return err
 	}
-	if p := plan.Policy; p.Network.RestrictChildren && !p.Network.Isolate && p.AccessAt(path) == policy.Write {
+	// Where it matters: an agent keeps the network and its tools could
+	// rewrite it for the next launch. A project's own tool in the
+	// workspace (.venv/bin/python, ./app) is written by the project
+	// anyway, and the README's recipes run them there.
+	if p := plan.Policy; p.Network.RestrictChildren && !p.Network.Isolate && p.Agent != nil && p.AccessAt(path) == policy.Write {
 		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", printable.String(path))
 	}
 	if err := plan.Render(inv.Command, path); err != nil {
@@ -394,7 +398,26 @@ func Run(inv Invocation) error {
 	return plan.exec(path)
 }
 
+// StartDir is where the command starts: the current directory, unless
+// --workspace names a workspace it is not inside (then the workspace), or
+// the profile hides it (then the workspace; strict hides what is outside
+// its grants).
+func (plan *Plan) StartDir() string {
+	p, cwd := plan.Policy, plan.Dirs.Cwd
+	if (plan.workspaceFlag && !policy.Within(cwd, p.Workspace)) || (p.Enforce && !p.Exposed(cwd)) {
+		return p.Workspace
+	}
+	return cwd
+}
+
 func (plan *Plan) exec(path string) error {
+	// The same start for the backends that exec in this process (bwrap
+	// enters it itself: --chdir).
+	if d := plan.StartDir(); plan.Backend != BackendBwrap && d != plan.Dirs.Cwd {
+		if err := os.Chdir(d); err != nil {
+			return resolve.Refuse("cannot enter the workspace %s: %v", printable.String(d), err)
+		}
+	}
 	switch plan.Backend {
 	case BackendLandlock:
 		if err := closeInherited(); err != nil {
