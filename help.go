@@ -42,8 +42,11 @@ Examples:
 // completion flag from a command line, so a wrapped command's arguments can
 // never be taken for it.
 func completion(c *cli.Context) error {
-	if c.NArg() != 1 {
+	if c.NArg() == 0 {
 		return &launcher.ExitError{Code: launcher.ExitRefused, Err: errors.New("completion: name one shell: bash, zsh or fish (e.g. grok-sandbox completion bash > /etc/bash_completion.d/grok-sandbox)")}
+	}
+	if c.NArg() > 1 {
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("completion takes one shell, not %d words: grok-sandbox completion %s", c.NArg(), printable.String(c.Args().First()))}
 	}
 	script, ok := completionScripts[c.Args().First()]
 	if !ok {

@@ -218,7 +218,11 @@ func usageError(help string, flags []cli.Flag) cli.OnUsageErrorFunc {
 		} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 			msg = "flag " + dashes(name) + " needs a value"
 		}
-		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s; see `%s` (the command and its own flags go after --)", msg, help)}
+		hint := ""
+		if strings.HasPrefix(help, "grok-sandbox run") || strings.HasPrefix(help, "grok-sandbox print") || strings.HasPrefix(help, "grok-sandbox explain") {
+			hint = " (the command and its own flags go after --)"
+		}
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("%s; see `%s`%s", msg, help, hint)}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -47,6 +48,12 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		return err
 	}
 	launcher.Warn(inv.Stderr, plan)
+	// `print strict -- ls`: a profile's name taken for the command.
+	if first := inv.Command[0]; config.IsBuiltin(first) || plan.Config.Profiles[first].Name != "" {
+		if _, err := exec.LookPath(first); err != nil {
+			fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is a profile's name and no program on PATH: did you mean --profile %s?\n", printable.String(first), printable.String(first))
+		}
+	}
 	if err := plan.Render(inv.Command, ""); err != nil {
 		return err
 	}

@@ -36,7 +36,11 @@ func Status(w io.Writer, asJSON bool) error {
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "sandboxed: profile %s, backend %s\n", r.Profile, r.Backend)
+	backend := r.Backend
+	if backend == "" {
+		backend = "unknown"
+	}
+	fmt.Fprintf(w, "sandboxed: profile %s, backend %s\n", r.Profile, backend)
 	fmt.Fprintf(w, "profile from: %s\n", r.ProfileFrom)
 	if r.Lie != "" {
 		fmt.Fprintf(w, "warning: %s\n", r.Lie)
