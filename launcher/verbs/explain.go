@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -584,27 +585,56 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 // Check validates every config file and every custom profile in them.
 func Check(inv launcher.Invocation, w io.Writer) error {
 	host := launcher.ProbeHost()
-	env, cfg, names, err := readConfig(inv, host)
+	// Files are checked wherever check runs (home, where people edit
+	// ~/.grok/sandbox.toml, or /): the profiles are resolved against a
+	// neutral, empty workspace, never refused for the current directory;
+	// the project file is the current directory's.
+	neutral, err := os.MkdirTemp("", "grok-sandbox-check-")
+	if err != nil {
+		return resolve.Refuse("cannot make a directory to check against: %v", err)
+	}
+	defer os.RemoveAll(neutral)
+	req := inv.Request
+	req.DryRun = true
+	req.Workspace = neutral
+	env, err := resolve.LocateDirs(req, host)
 	if err != nil {
 		return err
 	}
-	var warnings []string
-	for _, n := range names {
-		req := inv.Request
+	project := host.Cwd
+	if project == "" {
+		project, _ = os.Getwd()
+	}
+	cfg, err := config.Load(env.GrokHome, project)
+	if err != nil {
+		return err
+	}
+	var warnings, errs []string
+	for _, n := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		req.Target = "linux"
 		p, err := resolve.Resolve(req, host, env, cfg, resolve.Selection{Name: n, By: "check"})
 		if err != nil {
-			return err
+			errs = append(errs, err.Error())
+			continue
 		}
 		warnings = append(warnings, p.Warnings...)
 	}
 	if cfg.Default != "" {
-		if _, err := resolve.Resolve(inv.Request, host, env, cfg, resolve.Selection{Name: cfg.Default, By: "check"}); err != nil {
-			return err
+		sel := resolve.Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}
+		if _, err := resolve.Resolve(req, host, env, cfg, sel); err != nil {
+			errs = append(errs, err.Error())
 		}
 	}
 	for _, msg := range dedupe(warnings) {
 		fmt.Fprintln(w, "warning: "+printable.String(msg))
+	}
+	// Every error, one line each, as a refusal says it.
+	errs = dedupe(errs)
+	for _, msg := range errs[:max(0, len(errs)-1)] {
+		fmt.Fprintln(inv.Stderr, "grok-sandbox: "+printable.String(msg))
+	}
+	if len(errs) > 0 {
+		return resolve.Refuse("%s", errs[len(errs)-1])
 	}
 	for _, f := range cfg.Files {
 		fmt.Fprintf(w, "ok: %s\n", printable.String(f))
