@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 	"sync/atomic"
 	"syscall"
 )
@@ -399,10 +401,33 @@ func (w *walker) walkDir(g *group, dir string, depth int, states []uint64) {
 		return // removed while walking: nothing to hide
 	}
 	if err != nil {
-		w.fail(fmt.Errorf("deny globs %s: cannot read directory %q: %v; a glob must see every directory it could match in, so make it readable or anchor the glob away from it",
-			quoteAll(g.globs), dir, err))
+		if outOfReach(dir) {
+			// Another user's directory you cannot even search (a
+			// database's 0700 data directory from docker compose): nothing
+			// in it can be opened by you, inside the sandbox or out, and
+			// you cannot chmod it back.
+			return
+		}
+		w.fail(fmt.Errorf("deny globs %s: cannot read directory %q: %v; a glob must see every directory it could match in: make it readable (chmod u+rx %q, yours to chmod back from a sandbox), or anchor the glob away from it",
+			quoteAll(g.globs), dir, err, dir))
 		return
 	}
+}
+
+// outOfReach reports whether dir is another user's directory that you may
+// not search (no execute permission for you): then no file below it can
+// be reached by any process of yours, and a glob may pass it by. A
+// directory of yours, or one you may search though not list (0711, where
+// a known name still opens), is not.
+func outOfReach(dir string) bool {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false
+	}
+	if int(st.Uid) == os.Geteuid() || os.Geteuid() == 0 {
+		return false
+	}
+	return unix.Access(dir, unix.X_OK) != nil
 }
 
 func quoteAll(s []string) string {
