@@ -3,12 +3,16 @@ package verbs
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"golang.org/x/sys/unix"
 	"grok-sandbox/launcher"
+
 	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/printable"
 )
@@ -160,8 +164,21 @@ func pinnedFor(p *policy.Policy, dir string) string {
 // writeTable writes the rows as aligned columns, each path indented two
 // spaces more than the nearest listed path above it.
 func writeTable(w io.Writer, rows []row) {
+	if width := termWidth(w); width > 0 {
+		writeTableWrapped(w, rows, width)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PATH\tACCESS\tWHY\tFROM")
+	depth := indents(rows)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[r.path]), cell(r.path), r.access, cell(r.why), cell(r.from))
+	}
+	tw.Flush()
+}
+
+// indents is each row's depth in the tree of paths.
+func indents(rows []row) map[string]int {
 	depth := map[string]int{}
 	for _, r := range rows {
 		d := 0
@@ -175,9 +192,66 @@ func writeTable(w io.Writer, rows []row) {
 		if _, ok := depth[r.path]; !ok {
 			depth[r.path] = d
 		}
-		fmt.Fprintf(tw, "  %s%s\t%s\t%s\t%s\n", strings.Repeat("  ", depth[r.path]), cell(r.path), r.access, cell(r.why), cell(r.from))
 	}
-	tw.Flush()
+	return depth
+}
+
+// termWidth is the width to wrap explain's table to: COLUMNS when it is a
+// number, else the terminal's when w is one; 0: do not wrap (a pipe, a
+// file).
+func termWidth(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := w.(*os.File); ok {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+			return int(ws.Col)
+		}
+	}
+	return 0
+}
+
+// writeTableWrapped lays the table out in width columns: PATH, ACCESS and
+// FROM as wide as they need, WHY wrapped in what is left (at least 20),
+// its further lines under it.
+func writeTableWrapped(w io.Writer, rows []row, width int) {
+	depth := indents(rows)
+	type line struct{ path, access, why, from string }
+	lines := []line{{"PATH", "ACCESS", "WHY", "FROM"}}
+	for _, r := range rows {
+		lines = append(lines, line{strings.Repeat("  ", depth[r.path]) + cell(r.path), r.access, cell(r.why), cell(r.from)})
+	}
+	pw, aw, fw := 0, 0, 0
+	for _, l := range lines {
+		pw, aw, fw = max(pw, len([]rune(l.path))), max(aw, len(l.access)), max(fw, len([]rune(l.from)))
+	}
+	ww := max(20, width-2-pw-2-aw-2-2-fw)
+	pad := func(s string, n int) string { return s + strings.Repeat(" ", max(0, n-len([]rune(s)))) }
+	for _, l := range lines {
+		parts := wrapWords(l.why, ww)
+		fmt.Fprintf(w, "  %s  %s  %s  %s\n", pad(l.path, pw), pad(l.access, aw), pad(parts[0], ww), l.from)
+		for _, more := range parts[1:] {
+			fmt.Fprintf(w, "  %s  %s  %s\n", strings.Repeat(" ", pw), strings.Repeat(" ", aw), more)
+		}
+	}
+}
+
+// wrapWords breaks s into lines of at most n runes, at spaces where it can.
+func wrapWords(s string, n int) []string {
+	var out []string
+	for len([]rune(s)) > n {
+		r := []rune(s)
+		cut := strings.LastIndex(string(r[:n+1]), " ")
+		if cut <= 0 {
+			cut = len(string(r[:n]))
+			out = append(out, s[:cut])
+			s = s[cut:]
+			continue
+		}
+		out = append(out, s[:cut])
+		s = strings.TrimLeft(s[cut:], " ")
+	}
+	return append(out, s)
 }
 
 // cell is a table cell: printable, and without a tab that would split it.
