@@ -353,9 +353,9 @@ func Run(inv Invocation) error {
 	plan.stderr = inv.Stderr
 	if plan.Policy.Enforce {
 		if outer, ok := insideGrokSandbox(); ok {
-			err := resolve.Refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
-			plan.log(refusedEvent(err))
-			return err
+			// Not logged: the log is read-only in here, and a warning that
+			// says so would only hide the refusal.
+			return resolve.Refuse("already inside a grok-sandbox sandbox (%s), which cannot be nested: run the command directly (it already runs under that sandbox), or start grok-sandbox outside it", outer)
 		}
 	}
 	Warn(inv.Stderr, plan)

@@ -20,7 +20,19 @@ _grok_sandbox() {
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
   else
-    COMPREPLY=($(compgen -W "--profile --sandbox --workspace --isolate-network --agent --target --json --verbose --help --" -- "$cur"))
+    local flags
+    # Each verb's own flags, never one it rejects.
+    case ${COMP_WORDS[1]} in
+      run) flags="--profile --sandbox --workspace --isolate-network --agent --verbose --help --" ;;
+      print) flags="--profile --sandbox --workspace --target --json --isolate-network --agent --help --" ;;
+      explain) flags="--profile --sandbox --workspace --target --json --isolate-network --agent --help --" ;;
+      agents|status) flags="--json --help" ;;
+      profiles) flags="--workspace --help" ;;
+      doctor|check) flags="--workspace --help" ;;
+      log) flags="-n --all --violations --profile --command --since --json --follow --summary --suggest --help" ;;
+      *) flags="--help" ;;
+    esac
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
   fi
 }
 complete -F _grok_sandbox grok-sandbox
