@@ -207,13 +207,12 @@ func userNSReason(stderr string, err error) string {
 	// uid map, whether or not the sysctl can be read here.
 	apparmorLike := strings.Contains(msg, "setting up uid map: Permission denied") ||
 		strings.Contains(msg, "No permissions to create new namespace")
-	_, apparmorErr := os.Stat("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
 	if outer, inside := insideGrokSandbox(); inside {
 		// The sandbox refuses new user namespaces: not the host's doing.
 		return fmt.Sprintf("bwrap cannot make a sandbox here (%s): this process runs inside a grok-sandbox sandbox (%s), which refuses nested ones; run grok-sandbox outside it", msg, outer)
 	}
 	switch {
-	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" || apparmorLike && apparmorErr == nil && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") != "0":
+	case read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" || apparmorLike && read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") != "0":
 		return fmt.Sprintf("bwrap cannot create a user namespace (%s): Ubuntu's AppArmor restricts unprivileged user namespaces; allow bwrap with an AppArmor profile, or set kernel.apparmor_restrict_unprivileged_userns=0", msg)
 	case read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
 		return fmt.Sprintf("bwrap cannot create a user namespace (%s): set kernel.unprivileged_userns_clone=1", msg)
