@@ -110,15 +110,22 @@ _grok-sandbox() {
     _normal
     return
   fi
-  _arguments \
-    '(--profile --sandbox)'{--profile,--sandbox}'[the sandbox profile]:profile:(${(f)"$(grok-sandbox profiles 2>/dev/null | cut -d" " -f1)"})' \
-    '--workspace[the workspace directory]:directory:_files -/' \
-    '--isolate-network[no network for the wrapped command either]' \
-    '--agent[the agent CLI the command is]:agent:(claude codex gemini grok opencode none)' \
-    '--target[the platform to render for]:target:(linux darwin)' \
-    '--json[one JSON document]' \
-    '--verbose[say which profile and backend are used]' \
-    '*::command:_normal'
+  local -a profile workspace isolate agent target json
+  profile=('(--profile --sandbox)'{--profile,--sandbox}'[the sandbox profile]:profile:(${(f)"$(grok-sandbox profiles 2>/dev/null | cut -d" " -f1)"})')
+  workspace=('--workspace[the workspace directory]:directory:_files -/')
+  isolate=('--isolate-network[no network for the wrapped command either]')
+  agent=('--agent[the agent CLI the command is]:agent:(claude codex gemini grok opencode none)')
+  target=('--target[the platform to render for]:target:(linux darwin)')
+  json=('--json[one JSON document]')
+  # Each verb's own flags, never one it rejects.
+  case $words[2] in
+    run) _arguments $profile $workspace $isolate $agent '(-v --verbose)'{-v,--verbose}'[say which profile and backend are used]' '*::command:_normal' ;;
+    print|explain) _arguments $profile $workspace $isolate $agent $target $json '*::command:_normal' ;;
+    agents|status) _arguments $json ;;
+    profiles|doctor|check) _arguments $workspace ;;
+    log) _arguments '-n[the last N events]:N:' '--all[every event]' '--violations[violations only]' '--profile[events of a profile]:profile:' '--command[events of a program]:program:' '--since[events since]:when:' $json '--follow[keep printing new events]' '--summary[counts]' '--suggest[allow_hosts entries]' ;;
+    completion) _arguments '1:shell:(bash zsh fish)' ;;
+  esac
 }
 _grok-sandbox "$@"
 `,
@@ -126,12 +133,15 @@ _grok-sandbox "$@"
 # ~/.config/fish/completions/grok-sandbox.fish.
 set -l verbs run print explain agents profiles doctor status log check completion man
 complete -c grok-sandbox -f -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
-complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
-complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l workspace -x -a "(__fish_complete_directories)" -d "the workspace directory"
-complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l isolate-network -d "no network for the wrapped command either"
-complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l agent -x -a "claude codex gemini grok opencode none" -d "the agent CLI the command is"
-complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l target -x -a "linux darwin" -d "the platform to render for"
-complete -c grok-sandbox -n "not __fish_seen_argument -l --" -l json -d "one JSON document"
+# Each verb's own flags, never one it rejects.
+complete -c grok-sandbox -n "__fish_seen_subcommand_from run print explain; and not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from run print explain profiles doctor check; and not __fish_seen_argument -l --" -l workspace -x -a "(__fish_complete_directories)" -d "the workspace directory"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from run print explain; and not __fish_seen_argument -l --" -l isolate-network -d "no network for the wrapped command either"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from run print explain; and not __fish_seen_argument -l --" -l agent -x -a "claude codex gemini grok opencode none" -d "the agent CLI the command is"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from print explain; and not __fish_seen_argument -l --" -l target -x -a "linux darwin" -d "the platform to render for"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from print explain agents status log; and not __fish_seen_argument -l --" -l json -d "one JSON document"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from run; and not __fish_seen_argument -l --" -s v -l verbose -d "say which profile and backend are used"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from log" -l all -l violations -l follow -l summary -l suggest -d "see grok-sandbox log --help"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from completion" -x -a "bash zsh fish"
 `,
 }
