@@ -400,6 +400,9 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 				Why: "grok-sandbox itself (status from inside)", Source: "built-in"})
 		}
 	}
+	if t.host && hookProtected(p.Base) {
+		enclosingRepository(p, env)
+	}
 	if hookProtected(p.Base) {
 		if err := protectHooks(p, t, env); err != nil {
 			return nil, err
@@ -974,4 +977,43 @@ func shellQuote(path string) string {
 		return path
 	}
 	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}
+
+// enclosingRepository lets git work in a workspace that is a subdirectory
+// of a git work tree (a package of a monorepo) as it does at the top: the
+// repository's .git is made writable (git's index, objects, refs, logs and
+// locks live there; its hooks, config and the rest are protected by
+// protectGit as for a workspace at the top). Where the profile hides the
+// work tree (strict) nothing is added, with a warning that says how.
+// Never for a repository at or above your home
+// (a dotfiles repository: a sandbox could rewrite what a later checkout
+// writes into your home), nor through a link: then git there stays as it
+// was, with a warning.
+func enclosingRepository(p *policy.Policy, env Dirs) {
+	if p.AccessAt(p.Workspace) != policy.Write {
+		return
+	}
+	for dir := filepath.Dir(p.Workspace); ; dir = filepath.Dir(dir) {
+		dotgit := filepath.Join(dir, ".git")
+		fi, err := os.Lstat(dotgit)
+		if err == nil {
+			switch {
+			case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
+				p.Warnings = append(p.Warnings, fmt.Sprintf("the workspace lies in the git work tree %s, whose .git is not a directory: git there works only as the profile allows", dir))
+			case env.Home != "" && policy.Within(env.Home, dir):
+				p.Warnings = append(p.Warnings, fmt.Sprintf("the workspace lies in the git work tree %s, at or above your home: its .git is not made writable (a sandbox could rewrite what a later checkout writes into your home); git commits there work only outside the sandbox", dir))
+			case p.AccessAt(dir) == policy.Hidden:
+				// strict: exposing the work tree would show the command
+				// every other package of it (their .env files too).
+				p.Warnings = append(p.Warnings, fmt.Sprintf("the workspace lies in the git work tree %s, which this profile hides: git finds no repository here. To let git work, at the price of showing the whole work tree read-only, extend the profile with read_only = [%q] and read_write = [%q]", dir, dir, dotgit))
+			case p.AccessAt(dotgit) != policy.Write:
+				p.Grants = append(p.Grants, policy.Grant{Path: dotgit, Access: policy.Write,
+					Why: "the repository the workspace lies in (for git; its hooks and config protected)", Source: "built-in " + p.Base})
+			}
+			return
+		}
+		if dir == "/" {
+			return
+		}
+	}
 }
