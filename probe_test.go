@@ -875,6 +875,19 @@ func probeGuard(pidArg string) int {
 			report("rt_sigqueueinfo(SIGSEGV)", errnoOrNil(errno))
 			_, _, errno = unix.Syscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(target), uintptr(target), uintptr(unix.SIGBUS), uintptr(unsafe.Pointer(&info[0])), 0, 0)
 			report("rt_tgsigqueueinfo(SIGBUS)", errnoOrNil(errno))
+			// An I/O signal: F_SETOWN names the target, F_SETSIG a fault
+			// signal, which the kernel would send with si_code SI_SIGIO.
+			var p [2]int
+			if e := unix.Pipe2(p[:], unix.O_CLOEXEC); e == nil {
+				_, e1 := unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, target)
+				_, e2 := unix.FcntlInt(uintptr(p[0]), unix.F_SETSIG, int(unix.SIGSEGV))
+				if e1 != nil {
+					e2 = e1
+				}
+				report("fcntl(F_SETSIG, SIGSEGV)", e2)
+				unix.Close(p[0])
+				unix.Close(p[1])
+			}
 			if fd, e := unix.PidfdOpen(target, 0); e == nil {
 				_, _, errno = unix.Syscall6(unix.SYS_PIDFD_SEND_SIGNAL, uintptr(fd), uintptr(unix.SIGFPE), uintptr(unsafe.Pointer(&info[0])), 0, 0, 0)
 				report("pidfd_send_signal(SIGFPE, siginfo)", errnoOrNil(errno))

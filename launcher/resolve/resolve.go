@@ -979,13 +979,11 @@ func shellQuote(path string) string {
 	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }
 
-// enclosingRepository lets git work in a workspace that is a subdirectory
-// of a git work tree (a package of a monorepo) as it does at the top: the
-// repository's .git is made writable (git's index, objects, refs, logs and
-// locks live there; its hooks, config and the rest are protected by
-// protectGit as for a workspace at the top). Where the profile hides the
-// work tree (strict) nothing is added, with a warning that says how.
-// Never for a repository at or above your home
+// enclosingRepository says what git can do in a workspace that is a
+// subdirectory of a git work tree (a package of a monorepo), and how to
+// change it: the repository's .git is not made writable by default (see
+// the warning), and strict hides the work tree. Never a recipe for a
+// repository at or above your home
 // (a dotfiles repository: a sandbox could rewrite what a later checkout
 // writes into your home), nor through a link: then git there stays as it
 // was, with a warning.
@@ -1005,10 +1003,14 @@ func enclosingRepository(p *policy.Policy, env Dirs) {
 			case p.AccessAt(dir) == policy.Hidden:
 				// strict: exposing the work tree would show the command
 				// every other package of it (their .env files too).
-				p.Warnings = append(p.Warnings, fmt.Sprintf("the workspace lies in the git work tree %s, which this profile hides: git finds no repository here. To let git work, at the price of showing the whole work tree read-only, extend the profile with read_only = [%q] and read_write = [%q]", dir, dir, dotgit))
+				p.Warnings = append(p.Warnings, fmt.Sprintf("the workspace lies in the git work tree %s, which this profile hides: git finds no repository here. To let git work, at the price of showing the whole work tree read-only and its .git writable, extend the profile with read_only = [%q] and read_write = [%q]", dir, dir, dotgit))
 			case p.AccessAt(dotgit) != policy.Write:
-				p.Grants = append(p.Grants, policy.Grant{Path: dotgit, Access: policy.Write,
-					Why: "the repository the workspace lies in (for git; its hooks and config protected)", Source: "built-in " + p.Base})
+				// Not made writable by default: a sandbox that writes a
+				// .git can leave links in it (logs/HEAD, COMMIT_EDITMSG)
+				// that a later git outside follows, writing into files of
+				// yours; for the workspace's own repository that is already
+				// so, and it is not extended to one you did not choose.
+				p.Warnings = append(p.Warnings, fmt.Sprintf("the workspace lies in the git work tree %s, whose .git this profile keeps read-only: git can read but not commit here. To commit from the sandbox, make %s the workspace, or extend the profile with read_write = [%q] (a sandbox that writes a .git can plant links that a later git outside follows)", dir, dir, dotgit))
 			}
 			return
 		}

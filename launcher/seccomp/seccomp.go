@@ -105,7 +105,8 @@ type Rules struct {
 	// than IOPRIO_WHO_PROCESS of the caller), and every fault signal
 	// (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS) sent with a siginfo
 	// of the sender's (rt_sigqueueinfo, rt_tgsigqueueinfo,
-	// pidfd_send_signal with one). Every process in a sandbox has the uid
+	// pidfd_send_signal with one, or fcntl F_SETSIG: I/O signals). Every
+	// process in a sandbox has the uid
 	// of pid 1 and its helpers, which is all the kernel checks for these:
 	// without the rule a child could starve them, shrink their limits (no
 	// file descriptors, no file size: no event log), or crash the Go
@@ -204,6 +205,7 @@ var tables = map[Arch]table{
 			"clone":              56,
 			"unshare":            272,
 			"clone3":             435,
+			"fcntl":              72,
 			"prlimit64":          302,
 			"sched_setaffinity":  203,
 			"sched_setscheduler": 144,
@@ -288,6 +290,7 @@ var tables = map[Arch]table{
 			"unshare":            97,
 			"clone":              220,
 			"clone3":             435,
+			"fcntl":              25,
 			"prlimit64":          261,
 			"sched_setaffinity":  122,
 			"sched_setscheduler": 119,
@@ -396,6 +399,7 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	sched_set{affinity,scheduler,param,attr}, args[0] != 0 -> ERRNO(EPERM) [GuardOthers]
 //	setpriority/ioprio_set not of the caller itself -> ERRNO(EPERM) [GuardOthers]
 //	rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal with a siginfo: a fault signal -> ERRNO(EPERM) [GuardOthers]
+//	fcntl(F_SETSIG, a fault signal)       -> ERRNO(EPERM)           [GuardOthers]
 //	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths]
 //	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
 //	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
@@ -478,6 +482,7 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, nr("rt_sigqueueinfo"), "g_sig1", "")
 		a.jumpIf(bpf.JumpEqual, nr("rt_tgsigqueueinfo"), "g_sig2", "")
 		a.jumpIf(bpf.JumpEqual, nr("pidfd_send_signal"), "g_pidfd", "")
+		a.jumpIf(bpf.JumpEqual, nr("fcntl"), "g_fcntl", "")
 	}
 	if r.Observe.Paths {
 		if r.BlockSetID {
@@ -608,6 +613,17 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
 		a.ret(RetAllow)
 
+		// fcntl(F_SETSIG, a fault signal): the kernel would send it, with
+		// si_code SI_SIGIO, to whoever F_SETOWN names (pid 1 too).
+		a.label("g_fcntl")
+		a.load(offArgLow(1))
+		a.jumpIf(bpf.JumpNotEqual, fSetsig, "allow", "")
+		a.load(offArgLow(2))
+		for _, sig := range faultSignals {
+			a.jumpIf(bpf.JumpEqual, sig, "eperm", "")
+		}
+		a.ret(RetAllow)
+
 		a.label("g_pidfd") // a fault signal with a siginfo
 		a.load(offArgLow(2))
 		a.jumpIf(bpf.JumpNotEqual, 0, "g_sig1", "")
@@ -657,8 +673,11 @@ type Observe struct {
 	Writes bool
 }
 
-// ioprioWhoProcess is IOPRIO_WHO_PROCESS.
-const ioprioWhoProcess = 1
+// ioprioWhoProcess is IOPRIO_WHO_PROCESS; fSetsig is F_SETSIG.
+const (
+	ioprioWhoProcess = 1
+	fSetsig          = 10
+)
 
 // faultSignals are the signals the Go runtime takes for a fault of its own
 // when their siginfo does not say that a process sent them: SIGILL,

@@ -187,7 +187,8 @@ func writeRecord(w io.Writer, r eventlog.Record, asJSON, color bool) {
 	if t, err := time.Parse(time.RFC3339Nano, ev.Time); err == nil {
 		when = t.Local().Format("2006-01-02 15:04:05")
 	}
-	kind := ev.Event
+	kind := printable.String(ev.Event)
+	plain := kind
 	if color {
 		switch ev.Event {
 		case "violation", "refused":
@@ -196,10 +197,10 @@ func writeRecord(w io.Writer, r eventlog.Record, asJSON, color bool) {
 			kind = "\x1b[33m" + kind + "\x1b[0m" + strings.Repeat(" ", max(0, 9-len(ev.Event)))
 		}
 	}
-	if !color || kind == ev.Event {
-		kind = fmt.Sprintf("%-9s", ev.Event)
+	if !color || kind == plain {
+		kind = fmt.Sprintf("%-9s", plain)
 	}
-	fmt.Fprintf(w, "%-19s  %-12s %s  %-12s %s\n", when, printable.String(ev.Profile), kind,
+	fmt.Fprintf(w, "%-19s  %-12s %s  %-12s %s\n", printable.String(when), printable.String(ev.Profile), kind,
 		printable.String(program(ev)), printable.String(what(ev)))
 }
 
