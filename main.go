@@ -239,33 +239,12 @@ func nearestFlag(name string, flags []cli.Flag) string {
 	best, bestDist := "", 3
 	for _, f := range flags {
 		for _, n := range f.Names() {
-			if d := editDistance(name, n); d < bestDist && len(n) > 1 {
+			if d := config.EditDistance(name, n); d < bestDist && len(n) > 1 {
 				best, bestDist = n, d
 			}
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // noArgs refuses positional arguments for the commands that take none, so

@@ -96,13 +96,7 @@ func handOver(target int, data []byte) error {
 
 // place moves fd to target, without close-on-exec.
 func place(fd, target int) error {
-	if fd == target {
-		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
-		return err
-	}
-	err := unix.Dup3(fd, target, 0)
-	unix.Close(fd)
-	if err != nil {
+	if err := sandboxinit.PlaceFD(fd, target); err != nil {
 		return resolve.Refuse("cannot place a descriptor for bwrap: %v", err)
 	}
 	return nil

@@ -618,11 +618,12 @@ func nearMiss(s, word string) bool {
 	if len(word) <= 4 {
 		max = 1
 	}
-	return editDistance(strings.ToLower(s), word) <= max
+	return EditDistance(strings.ToLower(s), word) <= max
 }
 
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, in bytes: what the
+// did-you-mean hints of flags, profile names and config tables measure.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

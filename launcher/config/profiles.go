@@ -50,7 +50,7 @@ func Suggest(name string, names []string) string {
 		if n == name {
 			continue
 		}
-		if d := editDistance(FoldName(name), n); d < bestD {
+		if d := EditDistance(FoldName(name), n); d < bestD {
 			best, bestD = n, d
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -103,6 +104,16 @@ func addAgent(p *policy.Policy, t target, req Request, env Dirs, custom *config.
 				}
 				a.Env[mi.Env] = t.path(dir)
 				a.Mirror, a.MirrorOf = t.path(filepath.Join(dir, filepath.Base(file))), t.path(file)
+				// The agent uses the copy: the original is not written
+				// from inside (it stays as the profile shows it).
+				kept := p.Grants[:0]
+				for _, g := range p.Grants {
+					if !(g.Path == t.path(file) && g.Why == "agent "+m.Agent.Name+" state") {
+						kept = append(kept, g)
+					}
+				}
+				p.Grants = kept
+				a.State = slices.DeleteFunc(a.State, func(s string) bool { return s == t.path(file) })
 			}
 			if env.dryRunList() == nil {
 				// Every launch, whatever the profile: a change made on

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +30,15 @@ func syncMirror(orig, copy string) error {
 	c, err := readState(copy)
 	if err != nil {
 		return err
+	}
+	// The copy's time is the sandbox's to set: a time to come would make
+	// it win at every launch, over your own edits of orig. Such a copy is
+	// taken for the older.
+	if c != nil && time.Unix(c.mtime.Unix()).After(time.Now().Add(time.Minute)) {
+		if o == nil {
+			return fmt.Errorf("%s is dated in the future; not copied over %s", copy, orig)
+		}
+		return writeState(copy, o)
 	}
 	switch {
 	case o == nil && c == nil:

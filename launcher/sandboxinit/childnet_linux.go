@@ -115,7 +115,7 @@ func startNetHelper() error {
 		unix.Close(sp[0])
 		return err
 	}
-	return placeFD(sp[0], FDNetHelper)
+	return PlaceFD(sp[0], FDNetHelper)
 }
 
 // loopbackUp sets IFF_UP on lo in the calling thread's network namespace.

@@ -206,9 +206,11 @@ func reserveFDs() error {
 	return nil
 }
 
-// placeFD moves fd onto target (one of carriedFDs, held by its
-// placeholder), to be kept across the re-exec, and closes fd.
-func placeFD(fd, target int) error {
+// PlaceFD moves fd onto target without close-on-exec, and closes fd: the
+// launcher's descriptors for bwrap, and the init stage's kept across its
+// re-exec (one of carriedFDs, held by its placeholder). dup3 replaces what
+// target held at once.
+func PlaceFD(fd, target int) error {
 	if fd == target {
 		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
 		return err

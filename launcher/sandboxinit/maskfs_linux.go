@@ -417,7 +417,7 @@ func startMaskObserver(mnt string, masks []policy.Mask) (int, error) {
 		_ = unix.Unmount(mnt, unix.MNT_DETACH)
 		return 0, fmt.Errorf("starting the observer: %v", err)
 	}
-	if err := placeFD(sp[0], FDObserver); err != nil {
+	if err := PlaceFD(sp[0], FDObserver); err != nil {
 		return 0, err
 	}
 	return pid, nil

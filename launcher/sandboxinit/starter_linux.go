@@ -100,7 +100,7 @@ func forkStarter(u *User) (int, error) {
 	if err := writeMaps(pid, u); err != nil {
 		return fail(fmt.Errorf("cannot map your uid and gid for the command: %v", err))
 	}
-	if err := placeFD(sp[0], FDStarter); err != nil {
+	if err := PlaceFD(sp[0], FDStarter); err != nil {
 		sp[0] = -1
 		return fail(err)
 	}
@@ -227,20 +227,9 @@ func runStarter() int {
 		return fail("%v", err)
 	}
 	const ch = 3
-	var data []byte
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := unix.Read(ch, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fail("reading the command: %v", err)
-		}
-		if n == 0 {
-			break
-		}
-		data = append(data, buf[:n]...)
+	data, err := readFD(ch)
+	if err != nil {
+		return fail("reading the command: %v", err)
 	}
 	var spec starterSpec
 	if err := json.Unmarshal(data, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
@@ -284,6 +273,6 @@ func runStarter() int {
 	if err := CloseFrom(3); err != nil {
 		return fail("cannot close the launcher's descriptors: %v", err)
 	}
-	err := syscall.Exec(spec.Path, spec.Args, spec.Env)
+	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 	return NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
 }
