@@ -26,7 +26,9 @@ Environment:
 
 Files:
   GROK_HOME/sandbox.toml          global profiles
-  WORKSPACE/.grok/sandbox.toml    project profiles (can only add names)
+  WORKSPACE/.grok/sandbox.toml    project profiles (can only add names; read only
+                                  once you trust it: grok-sandbox trust)
+  /etc/grok-sandbox/requirements.toml  the administrator's requirements
   GROK_HOME/config.toml           [sandbox] profile, [shell_environment_policy]
   GROK_HOME/sandbox-events.jsonl  the event log
 
@@ -63,7 +65,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain agents profiles doctor status log check completion man"
+  verbs="run print explain agents profiles doctor status log check trust completion man"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -89,6 +91,7 @@ _grok_sandbox() {
       profiles) flags="--workspace --help" ;;
       doctor|check) flags="--workspace --help" ;;
       log) flags="-n --all --violations --profile --command --since --json --follow --summary --suggest --help" ;;
+      trust) flags="--revoke --list --help"; [[ $cur != -* ]] && { COMPREPLY=($(compgen -d -- "$cur")); return; } ;;
       *) flags="--help" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
@@ -101,7 +104,7 @@ complete -F _grok_sandbox grok-sandbox
 # _grok-sandbox.
 _grok-sandbox() {
   local -a verbs
-  verbs=(run print explain agents profiles doctor status log check completion man)
+  verbs=(run print explain agents profiles doctor status log check trust completion man)
   if (( CURRENT == 2 )); then
     _describe 'command' verbs
     return
@@ -124,6 +127,7 @@ _grok-sandbox() {
     agents|status) _arguments $json ;;
     profiles|doctor|check) _arguments $workspace ;;
     log) _arguments '-n[the last N events]:N:' '--all[every event]' '--violations[violations only]' '--profile[events of a profile]:profile:' '--command[events of a program]:program:' '--since[events since]:when:' $json '--follow[keep printing new events]' '--summary[counts]' '--suggest[allow_hosts entries]' ;;
+    trust) _arguments '--revoke[no longer trust the project file]' '--list[list the trusted project files]' '1:directory:_files -/' ;;
     completion) _arguments '1:shell:(bash zsh fish)' ;;
   esac
 }
@@ -131,7 +135,7 @@ _grok-sandbox "$@"
 `,
 	"fish": `# grok-sandbox completion for fish: put it in
 # ~/.config/fish/completions/grok-sandbox.fish.
-set -l verbs run print explain agents profiles doctor status log check completion man
+set -l verbs run print explain agents profiles doctor status log check trust completion man
 complete -c grok-sandbox -f -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
 # Each verb's own flags, never one it rejects.
 complete -c grok-sandbox -n "__fish_seen_subcommand_from run print explain; and not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
@@ -142,6 +146,7 @@ complete -c grok-sandbox -n "__fish_seen_subcommand_from print explain; and not 
 complete -c grok-sandbox -n "__fish_seen_subcommand_from print explain agents status log; and not __fish_seen_argument -l --" -l json -d "one JSON document"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from run; and not __fish_seen_argument -l --" -s v -l verbose -d "say which profile and backend are used"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from log" -l all -l violations -l follow -l summary -l suggest -d "see grok-sandbox log --help"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from trust" -l revoke -l list -a "(__fish_complete_directories)" -d "see grok-sandbox trust --help"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from completion" -x -a "bash zsh fish"
 `,
 }

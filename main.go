@@ -174,6 +174,25 @@ func newApp() *cli.App {
 			},
 			manCommand(),
 			{
+				Name:      "trust",
+				Usage:     "read a project's .grok/sandbox.toml from now on (as it is now); --revoke to stop; outside any sandbox only",
+				ArgsUsage: "[DIR]",
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "revoke", Usage: "no longer trust the project file", DisableDefaultText: true},
+					&cli.BoolFlag{Name: "list", Usage: "list the trusted project files", DisableDefaultText: true},
+				},
+				Action: func(c *cli.Context) error {
+					if c.NArg() > 1 {
+						return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("trust takes one directory, not %d words; see `grok-sandbox trust --help`", c.NArg())}
+					}
+					inv := invocation(c, runtime.GOOS)
+					if c.NArg() == 1 {
+						inv.Workspace = c.Args().First()
+					}
+					return verbs.Trust(inv, c.Bool("revoke"), c.Bool("list"), c.App.Writer)
+				},
+			},
+			{
 				Name:  "check",
 				Usage: "validate every config file; non-zero exit on any error",
 				Flags: []cli.Flag{workspace},

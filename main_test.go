@@ -214,6 +214,15 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				}
 				ts.Setenv("PATH", strings.Join(append(keep, systemDirs...), string(filepath.ListSeparator)))
 			},
+			// managed runs a command as the script's user with an
+			// administrator's requirements file: in a private mount
+			// namespace whose /etc is an overlay holding
+			// /etc/grok-sandbox/requirements.toml, a copy of FILE (root's,
+			// mode 0644, its directory 0755 unless -mode, -dirmode or
+			// -owner say otherwise). The host's /etc is never touched, and
+			// no variable or flag of the launcher points it elsewhere.
+			// Needs the harness to be root.
+			"managed": managed,
 			// sandbox is `grok-sandbox run` as the script's user.
 			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {
 				runAs(ts, neg, append([]string{"grok-sandbox", "run"}, args...))
@@ -361,6 +370,62 @@ func runAs(ts *testscript.TestScript, neg bool, args []string) {
 		args = append([]string{"setpriv", "--reuid=" + u, "--regid=" + u, "--clear-groups", "--"}, args...)
 	}
 	err := ts.Exec(args[0], args[1:]...)
+	if err != nil {
+		ts.Logf("[%v]", err)
+		if !neg {
+			ts.Fatalf("unexpected failure")
+		}
+		return
+	}
+	if neg {
+		ts.Fatalf("unexpected success")
+	}
+}
+
+const managedScript = `set -e
+t=$1 f=$2 mode=$3 dirmode=$4 owner=$5
+shift 5
+mount -t tmpfs -o mode=0755 tmpfs "$t"
+mkdir -m 0755 "$t/upper" "$t/work"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$t/upper,workdir=$t/work" /etc
+mkdir -p /etc/grok-sandbox
+chmod "$dirmode" /etc/grok-sandbox
+cp "$f" /etc/grok-sandbox/requirements.toml
+chmod "$mode" /etc/grok-sandbox/requirements.toml
+chown "$owner" /etc/grok-sandbox/requirements.toml
+exec "$@"
+`
+
+func managed(ts *testscript.TestScript, neg bool, args []string) {
+	mode, dirmode, owner := "0644", "0755", "0"
+	for len(args) > 1 {
+		switch args[0] {
+		case "-mode":
+			mode = args[1]
+		case "-dirmode":
+			dirmode = args[1]
+		case "-owner":
+			owner = args[1]
+		default:
+			goto done
+		}
+		args = args[2:]
+	}
+done:
+	if len(args) < 2 {
+		ts.Fatalf("usage: managed [-mode M] [-dirmode M] [-owner UID] FILE COMMAND [ARG...]")
+	}
+	if os.Geteuid() != 0 {
+		ts.Fatalf("managed needs the harness to be root (gate the script with [!harnessroot] skip)")
+	}
+	dir, err := os.MkdirTemp(ts.MkAbs("."), "managed-etc-")
+	ts.Check(err)
+	cmd := args[1:]
+	if u := ts.Getenv("ASUSER"); u != "" {
+		cmd = append([]string{"setpriv", "--reuid=" + u, "--regid=" + u, "--clear-groups", "--"}, cmd...)
+	}
+	full := append([]string{"-m", "sh", "-c", managedScript, "sh", dir, ts.MkAbs(args[0]), mode, dirmode, owner}, cmd...)
+	err = ts.Exec("unshare", full...)
 	if err != nil {
 		ts.Logf("[%v]", err)
 		if !neg {

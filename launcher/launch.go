@@ -215,7 +215,7 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	const noLandlock = "Landlock is not available either (it needs Linux 5.13 or later with Landlock enabled)"
-	if p.Base == config.Devbox && p.Source == "built-in" {
+	if p.Base == config.Devbox && p.Source == "built-in" && len(p.Deny) == 0 && !p.Network.RestrictChildren {
 		plan.Backend = BackendNone
 		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
 		return nil
@@ -667,6 +667,8 @@ func (plan *Plan) appliedEvent(command []string) eventlog.Event {
 		Backend:   plan.Backend,
 		Workspace: p.Workspace,
 		Command:   commandName(command),
+		// The administrator's file, when one shaped this run.
+		Requirements: p.Requirements,
 	}
 	switch {
 	case !p.Enforce:

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit"
@@ -100,6 +101,9 @@ type StatusReport struct {
 	// show, or another profile than pid 1's.
 	Lie    string         `json:"lie,omitempty"`
 	Kernel KernelEvidence `json:"kernel"`
+	// Requirements is the administrator's requirements file when this
+	// process can see one (every sandbox shows it read-only).
+	Requirements string `json:"requirements,omitempty"`
 }
 
 // KernelEvidence is Evidence as the JSON document spells it.
@@ -123,6 +127,9 @@ func CurrentStatus() StatusReport {
 	e := ReadEvidence()
 	r := StatusReport{SchemaVersion: SchemaVersion, Kernel: KernelEvidence{NoNewPrivs: e.NoNewPrivs, Seccomp: e.Seccomp,
 		Capabilities: e.Capabilities, UserNamespace: e.UserNamespace, UIDMap: e.UIDMap, Readable: e.Readable}}
+	if _, err := os.Stat(config.RequirementsFile()); err == nil {
+		r.Requirements = config.RequirementsFile()
+	}
 	// What the environment says is anybody's to set: escape it before it
 	// reaches a terminal.
 	envProfile, envBackend := printable.String(os.Getenv("GROK_SANDBOX_PROFILE")), printable.String(os.Getenv("GROK_SANDBOX_BACKEND"))

@@ -167,18 +167,50 @@ type Config struct {
 	DefaultLine   int
 	Env           envpolicy.Rules
 	EnvConfigured bool
+	// Requirements are the administrator's (nil when there is no
+	// requirements file); Overridden the profiles of GROK_HOME or the
+	// project that one of its profiles of the same name shadows.
+	Requirements *Requirements
+	Overridden   []Override
+	// Untrusted is the project file when it is there but not read: it is
+	// not trusted, or it changed since it was (see trust.go).
+	Untrusted *Untrusted
+}
+
+// Override is a profile name that the administrator's requirements file
+// defines, differently from GROK_HOME's or the project's file; the
+// administrator's definition is the one used.
+type Override struct {
+	Name  string
+	Admin CustomProfile
+	User  CustomProfile
 }
 
 // Load reads the global, project and general config files. A missing
 // file is no error; a malformed one is.
 func Load(grokHome, workspace string) (*Config, error) {
+	return load(grokHome, workspace, false)
+}
+
+// LoadUntrusted is Load that reads the project file whether or not it is
+// trusted: for check, which only validates.
+func LoadUntrusted(grokHome, workspace string) (*Config, error) {
+	return load(grokHome, workspace, true)
+}
+
+func load(grokHome, workspace string, anyProject bool) (*Config, error) {
+	req, err := LoadRequirements(requirementsPath)
+	if err != nil {
+		return nil, err
+	}
 	c := &Config{
-		GrokHome:    grokHome,
-		GlobalFile:  filepath.Join(grokHome, "sandbox.toml"),
-		ProjectFile: filepath.Join(workspace, ".grok", "sandbox.toml"),
-		GeneralFile: filepath.Join(grokHome, "config.toml"),
-		Profiles:    map[string]CustomProfile{},
-		Env:         envpolicy.Default(),
+		Requirements: req,
+		GrokHome:     grokHome,
+		GlobalFile:   filepath.Join(grokHome, "sandbox.toml"),
+		ProjectFile:  filepath.Join(workspace, ".grok", "sandbox.toml"),
+		GeneralFile:  filepath.Join(grokHome, "config.toml"),
+		Profiles:     map[string]CustomProfile{},
+		Env:          envpolicy.Default(),
 	}
 	global, err := loadProfiles(c.GlobalFile)
 	if err != nil {
@@ -186,11 +218,14 @@ func Load(grokHome, workspace string) (*Config, error) {
 	}
 	project := map[string]CustomProfile{}
 	if c.ProjectFile != c.GlobalFile {
-		if project, err = loadProfiles(c.ProjectFile); err != nil {
+		if project, err = c.loadProject(anyProject); err != nil {
 			return nil, err
 		}
 	}
 	for _, f := range []string{c.GlobalFile, c.ProjectFile} {
+		if c.Untrusted != nil && f == c.ProjectFile {
+			continue
+		}
 		if _, err := os.Stat(f); err == nil && !slices.Contains(c.Files, f) {
 			c.Files = append(c.Files, f)
 		}
@@ -214,6 +249,18 @@ func Load(grokHome, workspace string) (*Config, error) {
 			c.Shadowed = append(c.Shadowed, c.Profiles[name])
 			delete(c.Profiles, name)
 		}
+	}
+	if req != nil {
+		for _, name := range sortedKeys(req.Profiles) {
+			a := req.Profiles[name]
+			for _, u := range []CustomProfile{global[name], project[name]} {
+				if u.Name != "" && !a.same(u) {
+					c.Overridden = append(c.Overridden, Override{Name: name, Admin: a, User: u})
+				}
+			}
+			c.Profiles[name] = a
+		}
+		c.Files = append([]string{req.File}, c.Files...)
 	}
 	if err := c.loadGeneral(); err != nil {
 		return nil, err
@@ -364,6 +411,17 @@ const MaxConfigSize = 1 << 20
 // decodeFile decodes one TOML file strictly: a syntax error, a wrong type and
 // (for the keys in strictTables) an unknown key each fail with file:line.
 func decodeFile(file string, v any, strictTables func(toml.Key) string) (keyLines, bool, error) {
+	data, ok, err := readFile(file)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	lines, err := decodeData(file, data, v, strictTables)
+	return lines, true, err
+}
+
+// readFile reads a config file through Open, at most MaxConfigSize; ok is
+// false when there is none.
+func readFile(file string) ([]byte, bool, error) {
 	f, err := Open(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -372,31 +430,42 @@ func decodeFile(file string, v any, strictTables func(toml.Key) string) (keyLine
 		return nil, false, &Error{File: file, Msg: err.Error()}
 	}
 	defer f.Close()
+	data, err := readLimited(file, f)
+	return data, true, err
+}
+
+// readLimited reads an open config file, refusing one past MaxConfigSize.
+func readLimited(file string, f io.Reader) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigSize+1))
 	if err != nil {
-		return nil, false, &Error{File: file, Msg: err.Error()}
+		return nil, &Error{File: file, Msg: err.Error()}
 	}
 	if len(data) > MaxConfigSize {
-		return nil, true, &Error{File: file, Msg: fmt.Sprintf("is larger than %d KiB, the limit for a config file; a sandbox config is a few kilobytes: remove what does not belong there", MaxConfigSize>>10)}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("is larger than %d KiB, the limit for a config file; a sandbox config is a few kilobytes: remove what does not belong there", MaxConfigSize>>10)}
 	}
+	return data, nil
+}
+
+// decodeData decodes the bytes of one TOML file strictly (see decodeFile).
+func decodeData(file string, data []byte, v any, strictTables func(toml.Key) string) (keyLines, error) {
 	if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
-		return nil, true, &Error{File: file, Line: 1, Msg: "is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"}
+		return nil, &Error{File: file, Line: 1, Msg: "is UTF-16 (it starts with a UTF-16 byte-order mark); TOML files must be UTF-8: save it as UTF-8"}
 	}
 	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, true, &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
+			return nil, &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message}
 		}
-		return nil, true, &Error{File: file, Msg: err.Error()}
+		return nil, &Error{File: file, Msg: err.Error()}
 	}
 	lines := scanKeyLines(data)
 	for _, k := range md.Undecoded() {
 		if msg := strictTables(k); msg != "" {
-			return lines, true, &Error{File: file, Line: lines.line(k...), Key: k.String(), Msg: msg}
+			return lines, &Error{File: file, Line: lines.line(k...), Key: k.String(), Msg: msg}
 		}
 	}
-	return lines, true, nil
+	return lines, nil
 }
 
 // byLine orders the keys of a table by the line they are written on, so
@@ -415,18 +484,32 @@ func byLine(m map[string]any, lines keyLines, table ...string) []string {
 // first problem, in file order, refuses the file with one line naming the
 // file, the line and the key.
 func loadProfiles(file string) (map[string]CustomProfile, error) {
-	var raw map[string]any
-	lines, ok, err := decodeFile(file, &raw, func(toml.Key) string { return "" })
+	data, ok, err := readFile(file)
 	if err != nil || !ok {
 		return map[string]CustomProfile{}, err
 	}
-	fail := func(line int, key toml.Key, format string, args ...any) error {
-		return &Error{File: file, Line: line, Key: key.String(), Msg: fmt.Sprintf(format, args...)}
+	return parseProfiles(file, data)
+}
+
+// parseProfiles is loadProfiles on the bytes of the file.
+func parseProfiles(file string, data []byte) (map[string]CustomProfile, error) {
+	var raw map[string]any
+	lines, err := decodeData(file, data, &raw, func(toml.Key) string { return "" })
+	if err != nil {
+		return nil, err
 	}
 	for _, k := range byLine(raw, lines) {
 		if k != "profiles" {
-			return nil, fail(lines.line(k), toml.Key{k}, "unknown key; sandbox.toml holds only [profiles.NAME] tables (see the README)")
+			return nil, &Error{File: file, Line: lines.line(k), Key: toml.Key{k}.String(), Msg: "unknown key; sandbox.toml holds only [profiles.NAME] tables (see the README)"}
 		}
+	}
+	return profileTables(file, raw, lines)
+}
+
+// profileTables checks the [profiles.NAME] tables of a decoded file.
+func profileTables(file string, raw map[string]any, lines keyLines) (map[string]CustomProfile, error) {
+	fail := func(line int, key toml.Key, format string, args ...any) error {
+		return &Error{File: file, Line: line, Key: key.String(), Msg: fmt.Sprintf(format, args...)}
 	}
 	out := map[string]CustomProfile{}
 	v, present := raw["profiles"]

@@ -47,6 +47,9 @@ type Event struct {
 	// inet6, unix; empty when unknown).
 	Address string `json:"address,omitempty"`
 	Family  string `json:"family,omitempty"`
+	// Requirements is the administrator's requirements file that applied
+	// to the run (applied lines only).
+	Requirements string `json:"requirements,omitempty"`
 }
 
 const (

@@ -98,6 +98,9 @@ type Network struct {
 	// AllowHosts are the endpoints the children may reach (through the
 	// init stage's proxy) besides their private loopback.
 	AllowHosts []HostRule `json:",omitempty"`
+	// ForcedBy is FILE:LINE of the administrator's restrict_network when
+	// it restricts children the profile itself would not.
+	ForcedBy string `json:",omitempty"`
 }
 
 // Policy is the resolved capability set of one run.
@@ -108,6 +111,9 @@ type Policy struct {
 	Target  string // "linux" or "darwin"
 	// Enforce is false only for off: the command runs with no sandbox at all.
 	Enforce bool
+	// Requirements is the administrator's requirements file when there is
+	// one (README: "Managed requirements").
+	Requirements string `json:",omitempty"`
 
 	Workspace string
 	Home      string

@@ -276,7 +276,8 @@ func canonical(path string) (string, error) {
 }
 
 // Select picks the profile of a new run: the flag or GROK_SANDBOX, else
-// [sandbox] profile in config.toml, else off. A flag or GROK_SANDBOX that is
+// [sandbox] profile in config.toml, else the requirements' default_profile,
+// else off; whatever the choice, the requirements must allow it. A flag or GROK_SANDBOX that is
 // set but empty is refused: it reads as a choice, and falling through to
 // off (or to config.toml) would run something nobody chose.
 func Select(req Request, cfg *config.Config) (Selection, error) {
@@ -287,12 +288,23 @@ func Select(req Request, cfg *config.Config) (Selection, error) {
 			how = "GROK_SANDBOX=NAME, or unset GROK_SANDBOX"
 		}
 		return Selection{}, Refuse("%s is empty; name a profile (%s; `grok-sandbox profiles` lists them)", req.ProfileFrom, how)
-	case req.ProfileFrom != "":
-		return Selection{Name: req.Profile, By: req.ProfileFrom}, nil
-	case cfg.Default != "":
-		return Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}, nil
 	}
-	return Selection{Name: config.Off, By: "default"}, nil
+	sel := Selection{Name: config.Off, By: "default"}
+	r := cfg.Requirements
+	switch {
+	case req.ProfileFrom != "":
+		sel = Selection{Name: req.Profile, By: req.ProfileFrom}
+	case cfg.Default != "":
+		sel = Selection{Name: cfg.Default, By: fmt.Sprintf("%s:%d [sandbox] profile", cfg.GeneralFile, cfg.DefaultLine)}
+	case r != nil && r.DefaultProfile != "":
+		sel = Selection{Name: r.DefaultProfile, By: r.Where("default_profile") + " default_profile"}
+	}
+	if r != nil {
+		if msg := r.Admit(sel.Name, sel.By); msg != "" {
+			return Selection{}, Refuse("%s", msg)
+		}
+	}
+	return sel, nil
 }
 
 // Resolve turns the selected profile into a policy for req.Target, on host
@@ -314,6 +326,17 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"profile %q is defined differently in %s:%d and %s:%d; the global definition is used (run `grok-sandbox doctor`)",
 			c.Name, c.Global.File, c.Global.Line, c.Project.File, c.Project.Line))
+	}
+	for _, o := range cfg.Overridden {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"profile %q is defined differently in %s:%d and by the administrator in %s:%d; the administrator's definition is used (run `grok-sandbox doctor`)",
+			o.Name, o.User.File, o.User.Line, o.Admin.File, o.Admin.Line))
+	}
+	if u := cfg.Untrusted; u != nil {
+		p.Warnings = append(p.Warnings, u.Message())
+	}
+	if r := cfg.Requirements; r != nil {
+		p.Requirements = r.File
 	}
 
 	var custom *config.CustomProfile
@@ -346,6 +369,9 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 		}
 		if near := config.Suggest(sel.Name, slices.Sorted(maps.Keys(cfg.Profiles))); near != "" {
 			return nil, Refuse("unknown profile %q (chosen by %s); did you mean %q? (`grok-sandbox profiles` lists them)", sel.Name, sel.By, near)
+		}
+		if u := cfg.Untrusted; u != nil {
+			return nil, Refuse("unknown profile %q (chosen by %s); %s", sel.Name, sel.By, u.Message())
 		}
 		return nil, Refuse("unknown profile %q (chosen by %s); run `grok-sandbox profiles` to list the profiles", sel.Name, sel.By)
 	}
@@ -391,6 +417,12 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 			return nil, err
 		}
 	}
+	if r := cfg.Requirements; r != nil && r.RestrictNetwork {
+		if !p.Network.RestrictChildren {
+			p.Network.ForcedBy = r.Where("restrict_network")
+		}
+		p.Network.RestrictChildren = true
+	}
 	if err := addAgent(p, t, req, env, custom); err != nil {
 		return nil, err
 	}
@@ -400,6 +432,12 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 				Why: "grok-sandbox itself (status from inside)", Source: "built-in"})
 		}
 	}
+	if r := cfg.Requirements; r != nil && t.host && p.Enforce && !p.Exposed(r.File) {
+		// What binds the run is readable inside, so that `grok-sandbox
+		// status` can say so; it is root's and read-only.
+		p.Grants = append(p.Grants, policy.Grant{Path: t.path(r.File), Access: policy.Read,
+			Why: "the administrator's requirements (status from inside)", Source: "built-in"})
+	}
 	if t.host && hookProtected(p.Base) {
 		enclosingRepository(p, env)
 	}
@@ -408,13 +446,72 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 			return nil, err
 		}
 	}
+	protectRequirements(p, t, cfg.Requirements)
 	policy.SortGrants(p.Grants)
-	if custom != nil && len(custom.Deny) > 0 {
-		if err := resolveDeny(p, t, custom); err != nil {
+	var deny []denyEntry
+	if custom != nil {
+		for i, e := range custom.Deny {
+			line := custom.EntryLine("deny", i)
+			deny = append(deny, denyEntry{entry: e, file: custom.File, line: line, key: "profiles." + custom.Name + ".deny"})
+		}
+	}
+	if r := cfg.Requirements; r != nil {
+		for i, e := range r.Deny {
+			deny = append(deny, denyEntry{entry: e, file: r.File, line: r.DenyLine(i), key: "requirements.deny"})
+		}
+	}
+	if len(deny) > 0 {
+		if err := resolveDeny(p, t, deny); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// protectRequirements makes the administrator's requirements file, and
+// the directory that holds it, read-only wherever the profile could
+// write them (devbox writes /etc for root): no sandbox may change what
+// every later launch must obey. Where the profile cannot write them they
+// are read-only already.
+func protectRequirements(p *policy.Policy, t target, r *config.Requirements) {
+	file := config.RequirementsFile()
+	var paths []string
+	for _, q := range []string{filepath.Dir(file), file} {
+		if _, err := os.Lstat(q); err == nil && p.AccessAt(t.path(q)) == policy.Write {
+			paths = append(paths, q)
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	why := "administrator's requirements: what every launch must obey"
+	if r == nil {
+		why = "administrator's requirements directory: a file there would bind every later launch"
+	}
+	if p.ProtectedWhy == nil {
+		p.ProtectedWhy = map[string]string{}
+	}
+	for _, q := range paths {
+		if !slices.Contains(p.Protected, t.path(q)) {
+			p.Protected = append(p.Protected, t.path(q))
+			p.ProtectedWhy[t.path(q)] = why
+		}
+		for dir := filepath.Dir(q); dir != "/"; dir = filepath.Dir(dir) {
+			if !slices.Contains(p.Pinned, t.path(dir)) {
+				p.Pinned = append(p.Pinned, t.path(dir))
+			}
+		}
+	}
+	policy.SortPaths(p.Protected)
+	policy.SortPaths(p.Pinned)
+}
+
+// denyEntry is one deny entry and where it is written.
+type denyEntry struct {
+	entry string
+	file  string
+	line  int
+	key   string
 }
 
 // addEntries turns read_only/read_write entries into grants. Entries are
@@ -708,6 +805,7 @@ func (pr *protector) controlFiles(env Dirs) error {
 		{"config.toml", "general config: a later launch's default profile and environment"},
 		{eventlog.Name, "event log: written only by grok-sandbox, through a descriptor"},
 		{eventlog.Name + ".1", "rotated event log"},
+		{config.TrustFile, "trusted project files: which project profiles a later launch reads"},
 	} {
 		path := filepath.Join(env.GrokHome, f.name)
 		if err := ensureReal(path, false, env.dryRunList()); err != nil {
@@ -715,23 +813,15 @@ func (pr *protector) controlFiles(env Dirs) error {
 		}
 		pr.add(path, f.why)
 	}
+	// The project file is protected when it is a regular file in a real
+	// .grok directory. Anything else there is never read (see
+	// config.ReadProjectFile), so it decides nothing and blocks nothing.
 	project := filepath.Join(env.Workspace, ".grok", "sandbox.toml")
-	// The directory first: a .grok swapped for a link at this moment
-	// would make a project file elsewhere look missing, and unprotected.
-	if fi, err := os.Lstat(filepath.Dir(project)); err == nil && !fi.IsDir() {
-		return Refuse("%s is not a real directory; hook protection needs it: replace the link with the directory", filepath.Dir(project))
-	}
-	fi, err := os.Lstat(project)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return Refuse("hook protection: %v", err)
-	case !fi.Mode().IsRegular():
-		return Refuse("%s is not a regular file (a symlink or something else); hook protection needs the real file there: replace it", project)
-	}
 	if fi, err := os.Lstat(filepath.Dir(project)); err != nil || !fi.IsDir() {
-		return Refuse("%s is not a real directory; hook protection needs it: replace the link with the directory", filepath.Dir(project))
+		return nil
+	}
+	if fi, err := os.Lstat(project); err != nil || !fi.Mode().IsRegular() {
+		return nil
 	}
 	pr.add(project, "project profiles: a later launch's policy")
 	return nil
@@ -861,22 +951,23 @@ func noSymlinkComponents(path string) error {
 // resolveDeny validates every deny entry (refusing the run on any
 // unsupported form), keeps the rules for renderers that match at run time,
 // and expands them to the existing paths that a mount-based backend masks.
-func resolveDeny(p *policy.Policy, t target, c *config.CustomProfile) error {
+func resolveDeny(p *policy.Policy, t target, entries []denyEntry) error {
 	var pats []globexpand.Pattern
 	sources := map[string]string{}
-	for i, entry := range c.Deny {
+	for _, d := range entries {
+		entry := d.entry
 		if _, dup := sources[entry]; !dup {
-			sources[entry] = c.File
-			if line := c.EntryLine("deny", i); line > 0 && c.File != "" {
-				sources[entry] = fmt.Sprintf("%s:%d", c.File, line)
+			sources[entry] = d.file
+			if d.line > 0 && d.file != "" {
+				sources[entry] = fmt.Sprintf("%s:%d", d.file, d.line)
 			}
 		}
 		pat, err := globexpand.Parse(entry, p.Workspace, p.Home)
 		if err != nil {
-			return &config.Error{File: c.File, Line: c.EntryLine("deny", i), Key: "profiles." + c.Name + ".deny", Msg: err.Error()}
+			return &config.Error{File: d.file, Line: d.line, Key: d.key, Msg: err.Error()}
 		}
 		pats = append(pats, pat)
-		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: c.File})
+		p.Deny = append(p.Deny, policy.DenyRule{Entry: entry, Prefix: t.path(pat.Prefix), Rest: pat.Rest, Source: d.file})
 	}
 	if !t.host {
 		// Paths of another platform cannot be walked from here; that

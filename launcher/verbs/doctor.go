@@ -43,6 +43,11 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		case cfg == nil:
 		case cfg.Default != "":
 			fmt.Fprintf(out, "  default profile: %s (%s:%d [sandbox] profile)\n", printable.String(cfg.Default), printable.String(cfg.GeneralFile), cfg.DefaultLine)
+		case cfg.Requirements != nil && cfg.Requirements.DefaultProfile != "":
+			r := cfg.Requirements
+			fmt.Fprintf(out, "  default profile: %s (%s default_profile)\n", printable.String(r.DefaultProfile), printable.String(r.Where("default_profile")))
+		case cfg.Requirements != nil && cfg.Requirements.Admit(config.Off, "default") != "":
+			fmt.Fprintf(out, "  default profile: none: without --profile or GROK_SANDBOX, run is refused (%s does not allow off)\n", printable.String(cfg.Requirements.File))
 		default:
 			fmt.Fprintf(out, "  default profile: off (no [sandbox] profile in %s): without --profile or GROK_SANDBOX, run does not sandbox\n", printable.String(cfg.GeneralFile))
 		}
@@ -102,12 +107,24 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "\nconfig files:")
+	if r := cfg.Requirements; r != nil {
+		fmt.Fprintf(w, "  %-11s %s (the administrator's requirements; it and every directory above it are root's and writable by root alone): %s\n", "read", printable.String(r.File), printable.String(requirementsWords(r)))
+	} else {
+		fmt.Fprintf(w, "  %-11s %s (the administrator's requirements)\n", "not present", printable.String(config.RequirementsFile()))
+	}
 	for _, f := range []string{cfg.GlobalFile, cfg.ProjectFile, cfg.GeneralFile} {
 		state := "not present"
-		if contains(cfg.Files, f) {
+		note := ""
+		switch {
+		case cfg.Untrusted != nil && f == cfg.Untrusted.File:
+			state, note = "NOT read", fmt.Sprintf(" (%s: `grok-sandbox trust %s` after you have read it)", cfg.Untrusted.Reason, cfg.Untrusted.Dir)
+		case contains(cfg.Files, f):
 			state = "read"
+			if f == cfg.ProjectFile {
+				note = " (trusted)"
+			}
 		}
-		fmt.Fprintf(w, "  %-11s %s\n", state, printable.String(f))
+		fmt.Fprintf(w, "  %-11s %s%s\n", state, printable.String(f), printable.String(note))
 	}
 	fmt.Fprintln(w, "\nprofiles (backend that would enforce each here):")
 	names := append([]string{}, config.Builtins[1:]...)
@@ -150,7 +167,7 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 			fmt.Fprintf(w, "  %s\n", printable.String(p))
 		}
 	}
-	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 {
+	if len(cfg.Conflicts) == 0 && len(cfg.Shadowed) == 0 && len(cfg.Overridden) == 0 {
 		fmt.Fprintln(w, "\nconflicts: none")
 		return nil
 	}
@@ -160,6 +177,12 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 		fmt.Fprintf(w, "    used:    %s:%d (global)\n", printable.String(c.Global.File), c.Global.Line)
 		fmt.Fprintf(w, "    ignored: %s:%d (project)\n", printable.String(c.Project.File), c.Project.Line)
 		fmt.Fprintf(w, "    to resolve: rename the project's profile (a project can only add names), or make the two definitions identical, or delete one\n")
+	}
+	for _, o := range cfg.Overridden {
+		fmt.Fprintf(w, "  profile %q is defined by the administrator and by you, differently:\n", o.Name)
+		fmt.Fprintf(w, "    used:    %s:%d (the administrator's)\n", printable.String(o.Admin.File), o.Admin.Line)
+		fmt.Fprintf(w, "    ignored: %s:%d\n", printable.String(o.User.File), o.User.Line)
+		fmt.Fprintf(w, "    to resolve: rename your profile, or remove it (the administrator's name always wins)\n")
 	}
 	for _, s := range cfg.Shadowed {
 		fmt.Fprintf(w, "  [profiles.%s] in %s:%d is ignored: %q is a built-in profile; rename it\n", printable.String(s.Name), printable.String(s.File), s.Line, s.Name)

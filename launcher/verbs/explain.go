@@ -72,6 +72,9 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		if a := agentDoc(plan.Policy); a != nil {
 			doc["agent"] = a
 		}
+		if r := plan.Config.Requirements; r != nil {
+			doc["requirements"] = requirementsDoc(r, plan.Policy)
+		}
 		if s := plan.Seatbelt; s != nil {
 			doc["sbpl"], doc["params"], doc["notes"] = s.Text, s.Params, nonNil(s.Notes)
 		}
@@ -165,6 +168,9 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	fmt.Fprintf(w, "workspace: %s\n", printable.String(p.Workspace))
 	id := plan.RunsAs()
 	fmt.Fprintf(w, "runs as:   uid %d, gid %d (%s)\n", id.UID, id.GID, id.How)
+	if r := plan.Config.Requirements; r != nil {
+		fmt.Fprintf(w, "required:  %s (the administrator's: %s)\n", printable.String(r.File), printable.String(requirementsWords(r)))
+	}
 	if !p.Enforce {
 		fmt.Fprintln(w, "\nno sandbox: the command can read, write and reach everything you can.")
 		explainWarnings(w, plan.Warnings())
@@ -175,7 +181,11 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	if len(p.Deny) > 0 {
 		fmt.Fprintln(w, "\ndeny rules (a denied path: no read, no write, no rename):")
 		for _, d := range p.Deny {
-			fmt.Fprintf(w, "  rule %q anchored at %s\n", d.Entry, printable.String(d.Prefix))
+			from := ""
+			if d.Source == p.Requirements && d.Source != "" {
+				from = " (required by " + printable.String(d.Source) + ")"
+			}
+			fmt.Fprintf(w, "  rule %q anchored at %s%s\n", d.Entry, printable.String(d.Prefix), from)
 		}
 		for _, s := range p.Skipped {
 			fmt.Fprintf(w, "  skipped %s  (%s: %s)\n", printable.String(s.Path), printable.String(s.Entry), s.Reason)
@@ -206,6 +216,9 @@ func Explain(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 	}
 	n := networkWords(p)
 	fmt.Fprintf(w, "\nnetwork:\n  the wrapped command: %s\n  its children:        %s\n", n["command"], n["children"])
+	if p.Network.ForcedBy != "" {
+		fmt.Fprintf(w, "  the children's restriction is required by %s restrict_network\n", printable.String(p.Network.ForcedBy))
+	}
 	explainAgent(w, p)
 	explainViolations(w, plan)
 	if p.Enforce && p.Target == "linux" {
@@ -476,10 +489,27 @@ func explainDoc(plan *launcher.Plan) map[string]any {
 	if a := agentDoc(p); a != nil {
 		doc["agent"] = a
 	}
+	if r := plan.Config.Requirements; r != nil {
+		doc["requirements"] = requirementsDoc(r, p)
+	}
 	if p.Target == "linux" {
 		doc["nested_user_namespaces"] = p.NestedUserNS
 	}
 	return doc
+}
+
+// requirementsDoc is what the administrator's requirements file imposed
+// on this plan, for explain --json and print --json.
+func requirementsDoc(r *config.Requirements, p *policy.Policy) map[string]any {
+	return map[string]any{
+		"file":                  r.File,
+		"default_profile":       r.DefaultProfile,
+		"allowed_profiles":      nonNil(r.Allowed),
+		"deny":                  nonNil(r.Deny),
+		"restrict_network":      r.RestrictNetwork,
+		"network_restricted_by": p.Network.ForcedBy,
+		"profiles":              nonNil(slices.Sorted(maps.Keys(r.Profiles))),
+	}
 }
 
 func describeSource(p *policy.Policy) string {
@@ -487,6 +517,30 @@ func describeSource(p *policy.Policy) string {
 		return "built-in"
 	}
 	return fmt.Sprintf("custom, extends %s, defined in %s", p.Base, p.Source)
+}
+
+// requirementsWords says what the administrator's requirements impose.
+func requirementsWords(r *config.Requirements) string {
+	var parts []string
+	if r.DefaultProfile != "" {
+		parts = append(parts, fmt.Sprintf("default profile %s (line %d)", r.DefaultProfile, r.Line("default_profile")))
+	}
+	if r.Allowed != nil {
+		parts = append(parts, fmt.Sprintf("only %s allowed (line %d)", strings.Join(r.Allowed, ", "), r.Line("allowed_profiles")))
+	}
+	if len(r.Deny) > 0 {
+		parts = append(parts, fmt.Sprintf("%d deny entries in every launch (line %d)", len(r.Deny), r.Line("deny")))
+	}
+	if r.RestrictNetwork {
+		parts = append(parts, fmt.Sprintf("restrict_network in every profile (line %d)", r.Line("restrict_network")))
+	}
+	if len(r.Profiles) > 0 {
+		parts = append(parts, "profiles "+strings.Join(slices.Sorted(maps.Keys(r.Profiles)), ", "))
+	}
+	if len(parts) == 0 {
+		return "nothing imposed"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // networkWords states the network rule for the wrapped command and for the
@@ -561,12 +615,21 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	r := cfg.Requirements
+	notAllowed := func(name string) string {
+		if r != nil {
+			if msg := r.Admit(name, "you"); msg != "" {
+				return ", not allowed here (" + r.File + ")"
+			}
+		}
+		return ""
+	}
 	for _, b := range config.Builtins {
 		alias := ""
 		if b == config.Off {
 			alias = " (alias: none)"
 		}
-		fmt.Fprintf(w, "%-12s built-in%s\n", b, alias)
+		fmt.Fprintf(w, "%-12s built-in%s%s\n", b, alias, notAllowed(b))
 	}
 	for _, n := range names {
 		c := cfg.Profiles[n]
@@ -574,10 +637,22 @@ func Profiles(inv launcher.Invocation, w io.Writer) error {
 		if ext == "" {
 			ext = config.Workspace
 		}
-		fmt.Fprintf(w, "%-12s %s:%d, extends %s\n", printable.String(n), printable.String(c.File), c.Line, printable.String(ext))
+		admin := ""
+		if r != nil && c.File == r.File {
+			admin = " (the administrator's)"
+		}
+		fmt.Fprintf(w, "%-12s %s:%d%s, extends %s%s\n", printable.String(n), printable.String(c.File), c.Line, admin, printable.String(ext), notAllowed(n))
 	}
 	for _, s := range cfg.Shadowed {
 		fmt.Fprintf(w, "%-12s %s:%d, ignored: a built-in name\n", printable.String(s.Name), printable.String(s.File), s.Line)
+	}
+	for _, o := range cfg.Overridden {
+		fmt.Fprintf(w, "%-12s %s:%d, ignored: the administrator defines it (%s:%d)\n", printable.String(o.Name), printable.String(o.User.File), o.User.Line, printable.String(o.Admin.File), o.Admin.Line)
+	}
+	if u := cfg.Untrusted; u != nil {
+		fmt.Fprintf(w, "\nnot read: %s\n", printable.String(u.Message()))
+	} else if contains(cfg.Files, cfg.ProjectFile) {
+		fmt.Fprintf(w, "\nproject profiles: %s (trusted)\n", printable.String(cfg.ProjectFile))
 	}
 	return nil
 }
@@ -605,11 +680,24 @@ func Check(inv launcher.Invocation, w io.Writer) error {
 	if project == "" {
 		project, _ = os.Getwd()
 	}
-	cfg, err := config.Load(env.GrokHome, project)
+	// check validates the project file whether or not you trust it; a
+	// launch reads it only once trusted (it says so below).
+	cfg, err := config.LoadUntrusted(env.GrokHome, project)
+	if err != nil {
+		return err
+	}
+	trusted, err := config.Load(env.GrokHome, project)
 	if err != nil {
 		return err
 	}
 	var warnings, errs []string
+	if r := cfg.Requirements; r != nil && len(r.Deny) > 0 {
+		// The required deny entries, checked in a profile of their own.
+		req.Target = "linux"
+		if _, err := resolve.Resolve(req, host, env, cfg, resolve.Selection{Name: config.Workspace, By: "check"}); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	for _, n := range slices.Sorted(maps.Keys(cfg.Profiles)) {
 		req.Target = "linux"
 		p, err := resolve.Resolve(req, host, env, cfg, resolve.Selection{Name: n, By: "check"})
@@ -625,6 +713,9 @@ func Check(inv launcher.Invocation, w io.Writer) error {
 			errs = append(errs, err.Error())
 		}
 	}
+	if u := trusted.Untrusted; u != nil && !contains(cfg.Files, u.File) {
+		warnings = append(warnings, u.Message())
+	}
 	for _, msg := range dedupe(warnings) {
 		fmt.Fprintln(w, "warning: "+printable.String(msg))
 	}
@@ -637,7 +728,11 @@ func Check(inv launcher.Invocation, w io.Writer) error {
 		return resolve.Refuse("%s", errs[len(errs)-1])
 	}
 	for _, f := range cfg.Files {
-		fmt.Fprintf(w, "ok: %s\n", printable.String(f))
+		note := ""
+		if u := trusted.Untrusted; u != nil && f == u.File {
+			note = " (" + u.Reason + ": launches do not read it until `grok-sandbox trust`)"
+		}
+		fmt.Fprintf(w, "ok: %s%s\n", printable.String(f), printable.String(note))
 	}
 	if len(cfg.Files) == 0 {
 		fmt.Fprintln(w, "ok: no config files")

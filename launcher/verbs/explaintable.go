@@ -65,7 +65,12 @@ func pathRows(plan *launcher.Plan) []row {
 		ruleFrom[d.Entry] = d.Source
 	}
 	for _, m := range p.Masks {
-		rows = append(rows, row{m.Path, "denied", fmt.Sprintf("deny %q", m.Entry), ruleFrom[m.Entry]})
+		from := ruleFrom[m.Entry]
+		if from == p.Requirements && from != "" {
+			// The administrator's entries: the file and the line.
+			from = m.Source
+		}
+		rows = append(rows, row{m.Path, "denied", fmt.Sprintf("deny %q", m.Entry), from})
 	}
 	for _, d := range p.Pinned {
 		why := "cannot be renamed (protects " + pinnedFor(p, d) + ")"

@@ -42,6 +42,9 @@ func Status(w io.Writer, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "sandboxed: profile %s, backend %s\n", r.Profile, backend)
 	fmt.Fprintf(w, "profile from: %s\n", r.ProfileFrom)
+	if r.Requirements != "" {
+		fmt.Fprintf(w, "requirements: %s (the administrator's; `grok-sandbox explain` outside says what they impose)\n", r.Requirements)
+	}
 	if r.Lie != "" {
 		fmt.Fprintf(w, "warning: %s\n", r.Lie)
 	}

@@ -4,7 +4,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain agents profiles doctor status log check completion man"
+  verbs="run print explain agents profiles doctor status log check trust completion man"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -30,6 +30,7 @@ _grok_sandbox() {
       profiles) flags="--workspace --help" ;;
       doctor|check) flags="--workspace --help" ;;
       log) flags="-n --all --violations --profile --command --since --json --follow --summary --suggest --help" ;;
+      trust) flags="--revoke --list --help"; [[ $cur != -* ]] && { COMPREPLY=($(compgen -d -- "$cur")); return; } ;;
       *) flags="--help" ;;
     esac
     COMPREPLY=($(compgen -W "$flags" -- "$cur"))
