@@ -18,6 +18,7 @@ import (
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 	"grok-sandbox/launcher/verbs"
 )
 
@@ -29,7 +30,7 @@ func main() {
 func run(args []string) int {
 	// grok-sandbox's own stage inside the sandbox: its arguments after
 	// "--" are the wrapped command's and must never meet a flag parser.
-	if len(args) > 1 && args[1] == sandboxinit.Command {
+	if len(args) > 1 && args[1] == initcfg.Command {
 		return sandboxinit.Run(args[2:])
 	}
 	app := newApp()

@@ -14,13 +14,13 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 )
 
 func TestMain(m *testing.M) {
 	// bwrap execs the init stage as /proc/self/fd/N, a name testscript
 	// cannot dispatch on; main.go dispatches on the first argument.
-	if len(os.Args) > 1 && os.Args[1] == sandboxinit.Command {
+	if len(os.Args) > 1 && os.Args[1] == initcfg.Command {
 		os.Exit(run(os.Args))
 	}
 	testscript.Main(m, map[string]func(){

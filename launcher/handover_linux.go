@@ -14,7 +14,7 @@ import (
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initproc"
 )
 
 // maxDirectArgs is how many bwrap options go on the real command line before
@@ -75,7 +75,7 @@ func memFile(name string, data []byte) (int, error) {
 // the sandbox; handOver then clears the flag on exactly the descriptors
 // bwrap needs.
 func closeInherited() error {
-	if err := sandboxinit.CloseFrom(3); err != nil {
+	if err := initproc.CloseFrom(3); err != nil {
 		return resolve.Refuse("cannot close inherited descriptors: %v", err)
 	}
 	return nil
@@ -96,7 +96,7 @@ func handOver(target int, data []byte) error {
 
 // place moves fd to target, without close-on-exec.
 func place(fd, target int) error {
-	if err := sandboxinit.PlaceFD(fd, target); err != nil {
+	if err := initproc.PlaceFD(fd, target); err != nil {
 		return resolve.Refuse("cannot place a descriptor for bwrap: %v", err)
 	}
 	return nil

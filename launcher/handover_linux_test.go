@@ -2,7 +2,7 @@ package launcher
 
 import (
 	"fmt"
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 	"io"
 	"os"
 	"slices"
@@ -18,7 +18,7 @@ import (
 // --args data at a "--", so a command there would be dropped (and bwrap
 // would exec whatever followed).
 func TestViaArgsFDKeepsTheInitStageOnTheArgv(t *testing.T) {
-	init := []string{"/proc/self/fd/12", sandboxinit.Command, "11"}
+	init := []string{"/proc/self/fd/12", initcfg.Command, "11"}
 	for _, n := range []int{0, 10, maxDirectArgs, maxDirectArgs + 1, 445, 3000} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			l := argv.Launch{Bwrap: "bwrap", Command: init}
@@ -51,7 +51,7 @@ func TestViaArgsFDKeepsTheInitStageOnTheArgv(t *testing.T) {
 			if want := strings.Join(l.Options, "\x00") + "\x00"; string(data) != want {
 				t.Fatalf("--args holds %d bytes, want %d", len(data), len(want))
 			}
-			if strings.Contains(string(data), sandboxinit.Command) {
+			if strings.Contains(string(data), initcfg.Command) {
 				t.Fatalf("the init stage went into --args")
 			}
 		})
@@ -61,7 +61,7 @@ func TestViaArgsFDKeepsTheInitStageOnTheArgv(t *testing.T) {
 // checkBoundary refuses what the old index arithmetic produced: an argv
 // whose command is not the init stage, or a "--" among bwrap's options.
 func TestCheckBoundaryRefuses(t *testing.T) {
-	init := []string{"/proc/self/fd/12", sandboxinit.Command, "11"}
+	init := []string{"/proc/self/fd/12", initcfg.Command, "11"}
 	for name, a := range map[string][]string{
 		"command instead of init": {"bwrap", "--ro-bind", "/", "/", "--", "sh", "-c", "x"},
 		"init inside options":     {"bwrap", "--args", "3", "--", "true"},

@@ -14,6 +14,8 @@ import (
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/initproc"
 	"grok-sandbox/launcher/seccomp"
 )
 
@@ -37,7 +39,7 @@ func runLandlock(plan *Plan, path string) error {
 		return err
 	}
 	restrict := func() error {
-		if err := sandboxinit.DropAllCapabilities(); err != nil {
+		if err := initproc.DropAllCapabilities(); err != nil {
 			return err
 		}
 		if err := plan.Landlock.Apply(); err != nil {
@@ -46,16 +48,16 @@ func runLandlock(plan *Plan, path string) error {
 		return seccomp.Install(prog)
 	}
 	runtime.LockOSThread()
-	cfg := &sandboxinit.Config{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
+	cfg := &initcfg.Config{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
 	if cfg.Network != seccomp.NetworkNotify {
 		if err := restrict(); err != nil {
 			return resolve.Refuse("%v", err)
 		}
-		if err := sandboxinit.VerifyThread(1, os.Geteuid() == 0); err != nil {
+		if err := initproc.VerifyThread(1, os.Geteuid() == 0); err != nil {
 			return resolve.Refuse("%v; refusing to start the command", err)
 		}
 		err := syscall.Exec(path, plan.Argv, plan.Environ.Env)
-		return &ExitError{Code: sandboxinit.NotFound(plan.Argv[0], err)}
+		return &ExitError{Code: initproc.NotFound(plan.Argv[0], err)}
 	}
 	// Without bwrap there is no sandbox user namespace in which to make the
 	// children's network namespace: they keep today's rule, no socket at

@@ -29,16 +29,16 @@ import (
 	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 	"grok-sandbox/sbpl"
 )
 
 // Exit statuses of grok-sandbox itself (README: "Exit status"); a command that runs passes
 // its own status through exec.
 const (
-	ExitRefused       = sandboxinit.ExitRefused
-	ExitNotExecutable = sandboxinit.ExitNotExecutable
-	ExitNotFound      = sandboxinit.ExitNotFound
+	ExitRefused       = initcfg.ExitRefused
+	ExitNotExecutable = initcfg.ExitNotExecutable
+	ExitNotFound      = initcfg.ExitNotFound
 )
 
 // ExitError carries the status grok-sandbox exits with and its one line.
@@ -89,11 +89,11 @@ type Plan struct {
 	// apart.
 	Launch *argv.Launch
 	// Seccomp and Init are the contents of the descriptors bwrap gets
-	// (sandboxinit.FDSeccomp, sandboxinit.FDInit); nil when not used.
+	// (initcfg.FDSeccomp, initcfg.FDInit); nil when not used.
 	Seccomp []byte
 	Init    []byte
 	// InitShown is the init config as print shows it (no values).
-	InitShown sandboxinit.Config
+	InitShown initcfg.Config
 	// Seatbelt is the rendered profile on the darwin target.
 	Seatbelt *sbpl.Profile
 	// Bwrap is what was found of bubblewrap on a Linux host.
@@ -452,20 +452,20 @@ func (plan *Plan) execBwrap() error {
 	}
 	// The fixed descriptors first, so that the --args one cannot be given
 	// one of their numbers.
-	if err := handOver(sandboxinit.FDSeccomp, plan.Seccomp); err != nil {
+	if err := handOver(initcfg.FDSeccomp, plan.Seccomp); err != nil {
 		return err
 	}
-	if err := handOver(sandboxinit.FDInit, plan.Init); err != nil {
+	if err := handOver(initcfg.FDInit, plan.Init); err != nil {
 		return err
 	}
-	if err := handOverSelf(sandboxinit.FDSelf); err != nil {
+	if err := handOverSelf(initcfg.FDSelf); err != nil {
 		return err
 	}
-	if err := handOverEventLog(sandboxinit.FDEvents, plan.Dirs.GrokHome); err != nil {
+	if err := handOverEventLog(initcfg.FDEvents, plan.Dirs.GrokHome); err != nil {
 		return err
 	}
 	if o := plan.InitShown.Observe; o != nil && o.Fuse {
-		if err := handOverFuse(sandboxinit.FDFuse); err != nil {
+		if err := handOverFuse(initcfg.FDFuse); err != nil {
 			return err
 		}
 	}

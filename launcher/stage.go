@@ -14,7 +14,7 @@ import (
 	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 	"grok-sandbox/launcher/seccomp"
 )
 
@@ -69,7 +69,7 @@ func bwrapNetwork(p *policy.Policy) seccomp.Network {
 // the command runs as you in a user namespace of its own (o.MapToRoot),
 // the init stage must make that one namespace: the base filter then
 // leaves user namespaces alone, and the command's own filter refuses them
-// (see sandboxinit's starter_linux.go).
+// (see launcher/sandboxinit/starter).
 func bwrapBaseRules(p *policy.Policy, o argv.Options) seccomp.Rules {
 	r := baseRules(p)
 	if p.Network.Isolate {
@@ -113,10 +113,10 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	o := argv.Options{
 		Bwrap:     "bwrap",
 		Chdir:     chdir,
-		SeccompFD: sandboxinit.FDSeccomp,
+		SeccompFD: initcfg.FDSeccomp,
 		// The profile rides on pid 1's command line, which nothing in the
 		// sandbox can change (see Status).
-		Init: []string{"/proc/self/fd/" + strconv.Itoa(sandboxinit.FDSelf), sandboxinit.Command, strconv.Itoa(sandboxinit.FDInit), p.Profile},
+		Init: []string{"/proc/self/fd/" + strconv.Itoa(initcfg.FDSelf), initcfg.Command, strconv.Itoa(initcfg.FDInit), p.Profile},
 	}
 	// Every mask is mounted by the init stage, by descriptor onto the very
 	// file resolution found, never by bwrap: bwrap creates a missing
@@ -136,7 +136,7 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	}
 	// The children's private loopback: the init stage makes their network
 	// namespace (CAP_SYS_ADMIN) and brings its lo up (CAP_NET_ADMIN), then
-	// drops both (see sandboxinit's childnet_linux.go).
+	// drops both (see launcher/sandboxinit/childnet).
 	if childLoopback(p) {
 		o.InitCaps = []string{"CAP_SYS_ADMIN", "CAP_SETPCAP", "CAP_NET_ADMIN"}
 	}
@@ -207,8 +207,8 @@ func stagedLayers(p *policy.Policy) map[string]bool {
 
 // initFor is the init stage's config for a bwrap launch of p, by uid and
 // gid (the launcher's own).
-func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string, uid, gid int) *sandboxinit.Config {
-	cfg := &sandboxinit.Config{
+func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, command, env []string, uid, gid int) *initcfg.Config {
+	cfg := &initcfg.Config{
 		Profile:  p.Profile,
 		Path:     path,
 		Args:     command,
@@ -217,23 +217,23 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		Network:  bwrapNetwork(p),
 		ChildNet: childLoopback(p),
 		Isolated: p.Network.Isolate,
-		Check:    sandboxinit.LayerCheck{Filters: 1},
+		Check:    initcfg.LayerCheck{Filters: 1},
 	}
 	if o.MapToRoot {
-		cfg.User = &sandboxinit.User{UID: uid, GID: gid, BlockUserNamespaces: !p.NestedUserNS}
+		cfg.User = &initcfg.User{UID: uid, GID: gid, BlockUserNamespaces: !p.NestedUserNS}
 	}
 	if cfg.ChildNet {
 		cfg.AllowHosts = p.Network.AllowHosts
 	}
 	if a := p.Agent; a != nil && a.Program != "" && cfg.Network == seccomp.NetworkNotify && !cfg.Isolated {
-		cfg.Agent = &sandboxinit.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}
+		cfg.Agent = &initcfg.PathID{Path: a.Program, Dev: a.ProgramDev, Ino: a.ProgramIno}
 	}
 	if o.InitMasks {
 		cfg.Masks = p.Masks
 	}
 	for _, m := range moves {
 		dev, ino, _ := resolve.FileID(m.Path)
-		cfg.Binds = append(cfg.Binds, sandboxinit.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, Dev: dev, Ino: ino})
+		cfg.Binds = append(cfg.Binds, initcfg.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, Dev: dev, Ino: ino})
 	}
 	for _, m := range p.Masks {
 		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)
@@ -261,12 +261,12 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 		// What the path names now, on the host; a link or a missing path
 		// records nothing that the sandbox's view could match.
 		dev, ino, _ := resolve.FileID(l.Path)
-		cfg.Check.Identity = append(cfg.Check.Identity, sandboxinit.PathID{Path: l.Path, Dev: dev, Ino: ino})
+		cfg.Check.Identity = append(cfg.Check.Identity, initcfg.PathID{Path: l.Path, Dev: dev, Ino: ino})
 	}
 	return cfg
 }
 
-func encodeInit(cfg *sandboxinit.Config) ([]byte, error) {
+func encodeInit(cfg *initcfg.Config) ([]byte, error) {
 	return json.Marshal(cfg)
 }
 
@@ -276,17 +276,17 @@ func encodeInit(cfg *sandboxinit.Config) ([]byte, error) {
 // can hand over /dev/fuse (Fuse asks for it; see execBwrap); a seccomp
 // filter on the command sees what never reaches a mask (renaming, removing
 // or linking it) and every write to a protected path.
-func observeFor(p *policy.Policy, o argv.Options) *sandboxinit.Observe {
-	var protected []sandboxinit.Watched
+func observeFor(p *policy.Policy, o argv.Options) *initcfg.Observe {
+	var protected []initcfg.Watched
 	for _, q := range p.Protected {
 		if p.Exposed(q) {
-			protected = append(protected, sandboxinit.Watched{Path: q, Entry: p.ProtectedWhy[q]})
+			protected = append(protected, initcfg.Watched{Path: q, Entry: p.ProtectedWhy[q]})
 		}
 	}
 	if m, _ := ObserveMode(); m == ObserveOff || !o.InitMasks && len(protected) == 0 {
 		return nil
 	}
-	return &sandboxinit.Observe{Fuse: o.InitMasks, Paths: true, Protected: protected}
+	return &initcfg.Observe{Fuse: o.InitMasks, Paths: true, Protected: protected}
 }
 
 // FuseDevice is the FUSE device the mask observer needs.

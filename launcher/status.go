@@ -8,7 +8,7 @@ import (
 	"grok-sandbox/launcher/config"
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/printable"
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 )
 
 // Evidence is what the kernel shows about the calling process's
@@ -69,7 +69,7 @@ func initProfile() (string, bool) {
 		return "", false
 	}
 	f := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
-	if len(f) < 4 || f[1] != sandboxinit.Command {
+	if len(f) < 4 || f[1] != initcfg.Command {
 		return "", false
 	}
 	return f[3], true

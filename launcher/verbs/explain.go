@@ -22,7 +22,7 @@ import (
 	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
-	"grok-sandbox/launcher/sandboxinit"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 	"grok-sandbox/sbpl"
 )
 
@@ -83,15 +83,15 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 		// stage's config as an object (the environment's values left out).
 		fds := map[string]any{}
 		if plan.Seccomp != nil {
-			fds[strconv.Itoa(sandboxinit.FDSeccomp)] = map[string]any{
+			fds[strconv.Itoa(initcfg.FDSeccomp)] = map[string]any{
 				"what": "the base seccomp filter: struct sock_filter[], little-endian", "base64": plan.Seccomp}
 		}
 		if plan.Init != nil {
-			fds[strconv.Itoa(sandboxinit.FDInit)] = map[string]any{
+			fds[strconv.Itoa(initcfg.FDInit)] = map[string]any{
 				"what": "the init stage's config", "config": plan.InitShown}
 		}
 		if plan.Launch != nil {
-			fds[strconv.Itoa(sandboxinit.FDSelf)] = map[string]any{"what": "grok-sandbox's own executable (the init stage)"}
+			fds[strconv.Itoa(initcfg.FDSelf)] = map[string]any{"what": "grok-sandbox's own executable (the init stage)"}
 		}
 		doc["descriptors"] = fds
 		return writeJSON(w, doc)

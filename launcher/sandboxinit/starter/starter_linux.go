@@ -1,4 +1,4 @@
-package sandboxinit
+package starter
 
 import (
 	"encoding/json"
@@ -14,42 +14,19 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/initproc"
 	"grok-sandbox/launcher/seccomp"
 )
 
-// The command runs as you. An init stage that mounts (masks, staged
-// layers, the children's network namespace) must be uid 0 of the sandbox's
-// user namespace, with capabilities there; the command must not be. So the
-// init stage starts the command's starter in a user namespace nested in the
-// sandbox's, whose uid_map and gid_map map your uid and gid onto the
-// sandbox's 0:
-//
-//   - the starter, and the command it becomes, are you (getuid and the rest
-//     say your ids; files they create are yours outside, as the sandbox's 0
-//     is you outside) and hold no capability anywhere: the mount, network
-//     and pid namespaces belong to the sandbox's user namespace, so mount,
-//     umount and move_mount fail whatever the command does;
-//   - its filter refuses any further user namespace (except where the
-//     profile allows nested ones): the base filter cannot, since the init
-//     stage makes this one;
-//   - nothing in the nested namespace can trace, read or write the memory
-//     of the init stage or its helpers, whose namespace is its parent.
-//
-// The starter is made by the init stage's first run, which holds the
-// capabilities for it (CAP_SETFCAP: the map's lower id is the namespace's
-// root), and waits on its socket. The init stage's last run (after the
-// masks and the re-exec) sends it the command, its environment and its
-// filter; the starter drops what it came with, installs the filter, checks
-// its ids and its thread, sends the filter's listener back, and execs.
+// Arg is the init stage's argument that runs the starter.
+const Arg = "--starter"
 
-// starterArg is the init stage's argument that runs the starter.
-const starterArg = "--starter"
+// PidEnv carries the starter's pid across the init stage's re-exec.
+const PidEnv = "GROK_SANDBOX_STARTER"
 
-// starterPidEnv carries the starter's pid across the init stage's re-exec.
-const starterPidEnv = "GROK_SANDBOX_STARTER"
-
-// starterSpec is what the init stage sends the starter.
-type starterSpec struct {
+// Spec is what the init stage sends the starter.
+type Spec struct {
 	Path string   `json:"path"`
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
@@ -64,18 +41,18 @@ type starterSpec struct {
 	Filters int `json:"filters"`
 }
 
-// forkStarter starts the starter in a user namespace of its own, writes
+// Fork starts the starter in a user namespace of its own, writes
 // its maps (u's ids onto this namespace's 0, setgroups denied) through a
 // private, writable view of /proc, and keeps the channel to it on
-// FDStarter. It returns the starter's pid. The caller holds the
+// initcfg.FDStarter. It returns the starter's pid. The caller holds the
 // capabilities of the sandbox's user namespace.
-func forkStarter(u *User) (int, error) {
+func Fork(u *initcfg.User) (int, error) {
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, fmt.Errorf("socketpair: %v", err)
 	}
 	theirs := os.NewFile(uintptr(sp[1]), "starter")
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, starterArg},
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", initcfg.Command, Arg},
 		Env: []string{}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{
 			Cloneflags: unix.CLONE_NEWUSER,
@@ -84,7 +61,7 @@ func forkStarter(u *User) (int, error) {
 			// namespace always starts full.
 			AmbientCaps: []uintptr{unix.CAP_SETPCAP},
 		}}
-	err = startClean(cmd)
+	err = initproc.StartClean(cmd)
 	theirs.Close()
 	if err != nil {
 		unix.Close(sp[0])
@@ -100,7 +77,7 @@ func forkStarter(u *User) (int, error) {
 	if err := writeMaps(pid, u); err != nil {
 		return fail(fmt.Errorf("cannot map your uid and gid for the command: %v", err))
 	}
-	if err := PlaceFD(sp[0], FDStarter); err != nil {
+	if err := initproc.PlaceFD(sp[0], initcfg.FDStarter); err != nil {
 		sp[0] = -1
 		return fail(err)
 	}
@@ -111,7 +88,7 @@ func forkStarter(u *User) (int, error) {
 // read-only in the sandbox (so that no process can write another's
 // memory): the maps are written through a detached, writable copy of its
 // mount that no path reaches and that is closed right after.
-func writeMaps(pid int, u *User) error {
+func writeMaps(pid int, u *initcfg.User) error {
 	tree, err := unix.OpenTree(unix.AT_FDCWD, "/proc", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("open_tree /proc: %v", err)
@@ -141,22 +118,22 @@ func writeMaps(pid int, u *User) error {
 	return write("gid_map", fmt.Sprintf("%d 0 1\n", u.GID))
 }
 
-// heldStarter is the starter the init stage's first run made, if any.
-func heldStarter() (int, bool) {
-	pid, err := strconv.Atoi(os.Getenv(starterPidEnv))
+// Held is the starter the init stage's first run made, if any.
+func Held() (int, bool) {
+	pid, err := strconv.Atoi(os.Getenv(PidEnv))
 	if err != nil || pid <= 1 {
 		return 0, false
 	}
-	if _, err := unix.FcntlInt(uintptr(FDStarter), unix.F_GETFD, 0); err != nil {
+	if _, err := unix.FcntlInt(uintptr(initcfg.FDStarter), unix.F_GETFD, 0); err != nil {
 		return 0, false
 	}
 	return pid, true
 }
 
-// releaseStarter sends the starter its spec and waits for its answer: the
+// Release sends the starter its spec and waits for its answer: the
 // filter's listener (when it notifies) or its word that all is in place.
 // The starter then execs the command. It returns the starter's process.
-func releaseStarter(pid int, spec starterSpec) (*os.Process, int, error) {
+func Release(pid int, spec Spec) (*os.Process, int, error) {
 	proc, err := os.FindProcess(pid)
 	if err != nil {
 		return nil, -1, err
@@ -166,7 +143,7 @@ func releaseStarter(pid int, spec starterSpec) (*os.Process, int, error) {
 		return nil, -1, err
 	}
 	for len(data) > 0 {
-		n, err := unix.Write(FDStarter, data)
+		n, err := unix.Write(initcfg.FDStarter, data)
 		if err == unix.EINTR {
 			continue
 		}
@@ -175,19 +152,19 @@ func releaseStarter(pid int, spec starterSpec) (*os.Process, int, error) {
 		}
 		data = data[n:]
 	}
-	if err := unix.Shutdown(FDStarter, unix.SHUT_WR); err != nil {
+	if err := unix.Shutdown(initcfg.FDStarter, unix.SHUT_WR); err != nil {
 		return nil, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
 	}
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4))
 	var n, oobn int
 	for {
-		n, oobn, _, _, err = unix.Recvmsg(FDStarter, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, _, _, err = unix.Recvmsg(initcfg.FDStarter, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != unix.EINTR {
 			break
 		}
 	}
-	unix.Close(FDStarter)
+	unix.Close(initcfg.FDStarter)
 	if err != nil || n != 1 || buf[0] != 'k' {
 		// The starter said why on stderr, and exits.
 		return proc, -1, errors.New("the command's starter refused")
@@ -207,13 +184,13 @@ func releaseStarter(pid int, spec starterSpec) (*os.Process, int, error) {
 	return proc, listener, nil
 }
 
-// runStarter is the starter: it becomes the command (see the top of this
-// file). Nothing it does is the command's yet: every refusal is the
+// Run is the starter: it becomes the command (see the package
+// comment). Nothing it does is the command's yet: every refusal is the
 // sandbox's (125).
-func runStarter() int {
+func Run() int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: init: "+format+"\n", a...)
-		return ExitRefused
+		return initcfg.ExitRefused
 	}
 	runtime.LockOSThread()
 	// The init stage's first run ignores what the launcher ignored for
@@ -223,15 +200,15 @@ func runStarter() int {
 	signal.Notify(make(chan os.Signal, 1))
 	// What it came with (CAP_SETPCAP, in its own namespace only) goes
 	// first: the bounding set, the ambient set, every capability.
-	if err := dropCapabilities(); err != nil {
+	if err := initproc.DropCapabilities(); err != nil {
 		return fail("%v", err)
 	}
 	const ch = 3
-	data, err := readFD(ch)
+	data, err := initproc.ReadFD(ch)
 	if err != nil {
 		return fail("reading the command: %v", err)
 	}
-	var spec starterSpec
+	var spec Spec
 	if err := json.Unmarshal(data, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
 		return fail("bad command from the init stage")
 	}
@@ -250,11 +227,11 @@ func runStarter() int {
 			return fail("%v", err)
 		}
 	}
-	if err := VerifyThread(spec.Filters, true); err != nil {
+	if err := initproc.VerifyThread(spec.Filters, true); err != nil {
 		return fail("%v; refusing to start the command", err)
 	}
 	if spec.Dir != "" {
-		// By path, after the masks (see Run).
+		// By path, after the masks (see sandboxinit.Run).
 		if err := unix.Chdir(spec.Dir); err != nil {
 			return fail("cannot enter %s: %v", spec.Dir, err)
 		}
@@ -270,9 +247,9 @@ func runStarter() int {
 		unix.Close(listener)
 	}
 	unix.Close(ch)
-	if err := CloseFrom(3); err != nil {
+	if err := initproc.CloseFrom(3); err != nil {
 		return fail("cannot close the launcher's descriptors: %v", err)
 	}
 	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
-	return NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
+	return initproc.NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
 }

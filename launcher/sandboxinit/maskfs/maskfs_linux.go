@@ -1,22 +1,4 @@
-package sandboxinit
-
-// The mask observer: where the launcher could hand over /dev/fuse, the
-// masks' sources are not files of a private tmpfs but nodes of a small FUSE
-// file system that a helper process of the init stage serves. Each mask is
-// a node of its own, empty, mode 0000, on a read-only mount, and the mount
-// uses default_permissions: the kernel refuses every access by its own
-// permission check, exactly as it refuses the tmpfs masks, and the helper
-// never decides anything. It is only asked, because every attribute it
-// hands out expires at once (attr_valid 0), to refresh a mask's attributes
-// whenever a process touches it: a stat, an open, a directory listing, an
-// exec, a truncate, a walk into a masked directory. While the caller waits
-// for the answer, /proc/PID/syscall names the syscall it is in, which gives
-// the operation; the node gives the mask, and so the deny entry. Unrelated
-// I/O never reaches the helper: it costs nothing.
-//
-// A helper that dies ends the connection, and every mask then fails with
-// ENOTCONN: still refused. One that stops answering is cut off by the
-// kernel's request timeout (negotiated at INIT where the kernel has it).
+package maskfs
 
 import (
 	"encoding/binary"
@@ -34,30 +16,33 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/initproc"
+	"grok-sandbox/launcher/sandboxinit/violations"
 	"grok-sandbox/launcher/seccomp"
 )
 
-// maskObserverArg runs the init stage as the mask observer.
-const maskObserverArg = "--mask-observer"
+// ObserverArg runs the init stage as the mask observer.
+const ObserverArg = "--mask-observer"
 
 // maxReport bounds one report of the observer's (paths are at most a few
 // PATH_MAX long; escaped, a control byte takes six): one longer is counted,
 // not logged.
 const maxReport = 64 << 10
 
-// observerPidEnv carries the observer's pid across the init stage's
+// PidEnv carries the observer's pid across the init stage's
 // re-exec (its environment is otherwise empty, and nothing in the sandbox
 // can set it).
-const observerPidEnv = "GROK_SANDBOX_MASK_OBSERVER"
+const PidEnv = "GROK_SANDBOX_MASK_OBSERVER"
 
-// killIfStopped kills the observer as soon as it is stopped (SIGSTOP and
+// KillIfStopped kills the observer as soon as it is stopped (SIGSTOP and
 // the like, from anything in the sandbox): a stopped observer would hold
 // every process that touches a mask, pid 1's own checks included, until
 // the kernel's request timeout. Killed, the masks fail at once (still
 // refused) and its reader logs that observation stopped. It returns once
 // the observer has stopped or exited, before pid 1 reaps it (WNOWAIT), so
 // that its pid, once free again, is never waited on or killed.
-func killIfStopped(pid int) {
+func KillIfStopped(pid int) {
 	const cldStopped = 5 // CLD_STOPPED
 	for {
 		var info unix.Siginfo
@@ -98,9 +83,9 @@ const (
 // ENOTCONN) instead of holding the processes that touch a mask.
 const observerTimeout = 2
 
-// maskNode is one mask's node: nodeid i+2 is masks[i], named "i" in the
-// root directory.
-func maskNodeName(i int) string { return strconv.Itoa(i) }
+// NodeName is the name of masks[i]'s node in the root directory of the
+// masks' file system (nodeid i+2).
+func NodeName(i int) string { return strconv.Itoa(i) }
 
 // fuseServer serves the masks' nodes on dev.
 type fuseServer struct {
@@ -110,25 +95,7 @@ type fuseServer struct {
 	// violations.
 	setup int
 	arch  seccomp.Arch
-	send  func(fileViolation)
-}
-
-// fileViolation is what the observer tells the init stage about one
-// touch of a mask; the init stage logs it (rate-limited).
-type fileViolation struct {
-	Comm string `json:"comm"`
-	// Exe is the program the caller runs, as the kernel names it
-	// (/proc/PID/exe): unlike Comm, which any process sets for itself,
-	// only an exec changes it.
-	Exe    string `json:"exe,omitempty"`
-	Op     string `json:"op"`
-	Path   string `json:"path"`
-	Entry  string `json:"entry"`
-	Source string `json:"source,omitempty"`
-	// Protected: the path is protected (read-only), not denied.
-	Protected bool `json:"protected,omitempty"`
-	// Lost counts the violations before this one that could not be sent.
-	Lost int `json:"lost,omitempty"`
+	send  func(violations.File)
 }
 
 func (s *fuseServer) attr(node uint64) []byte {
@@ -189,7 +156,7 @@ func (s *fuseServer) serve() {
 		case fuseLookup:
 			name := strings.TrimRight(string(body), "\x00")
 			i, err := strconv.Atoi(name)
-			if node != fuseRootID || err != nil || i < 0 || i >= len(s.masks) || maskNodeName(i) != name {
+			if node != fuseRootID || err != nil || i < 0 || i >= len(s.masks) || NodeName(i) != name {
 				s.reply(unique, unix.ENOENT, nil)
 				continue
 			}
@@ -269,7 +236,7 @@ func (s *fuseServer) observe(tid int, m policy.Mask, buf []byte) {
 	if line := readProc(dir+"/syscall", buf); line != "" {
 		op = syscallOp(s.arch, line, m.Dir)
 	}
-	s.send(fileViolation{Comm: comm, Exe: exeOf(dir), Op: op, Path: m.Path, Entry: m.Entry, Source: m.Source})
+	s.send(violations.File{Comm: comm, Exe: violations.ExeOf(dir), Op: op, Path: m.Path, Entry: m.Entry, Source: m.Source})
 }
 
 // readProc reads a small /proc file into buf ("" when it cannot).
@@ -343,14 +310,14 @@ func syscallOp(arch seccomp.Arch, line string, dir bool) string {
 	return "stat" // stat, lstat, newfstatat, statx, access, faccessat, readlink, getxattr, ...
 }
 
-// startMaskObserver reopens the /dev/fuse the launcher handed over (the
+// Start reopens the /dev/fuse the launcher handed over (the
 // connection must be opened in this user namespace), mounts the masks'
 // file system read-only on mnt and starts the observer process that serves
 // it, with every capability dropped. The channel to it ends on
-// FDObserver, which outlives the init stage's re-exec.
-func startMaskObserver(mnt string, masks []policy.Mask) (int, error) {
-	dev, err := unix.Open("/proc/self/fd/"+strconv.Itoa(FDFuse), unix.O_RDWR|unix.O_CLOEXEC, 0)
-	unix.Close(FDFuse)
+// initcfg.FDObserver, which outlives the init stage's re-exec.
+func Start(mnt string, masks []policy.Mask) (int, error) {
+	dev, err := unix.Open("/proc/self/fd/"+strconv.Itoa(initcfg.FDFuse), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	unix.Close(initcfg.FDFuse)
 	if err != nil {
 		return 0, fmt.Errorf("opening /dev/fuse: %v", err)
 	}
@@ -398,12 +365,12 @@ func startMaskObserver(mnt string, masks []policy.Mask) (int, error) {
 		// with the goroutine.
 		runtime.LockOSThread()
 		errc <- func() error {
-			if err := dropCapabilities(); err != nil {
+			if err := initproc.DropCapabilities(); err != nil {
 				return err
 			}
-			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, maskObserverArg, strconv.Itoa(os.Getpid())},
+			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", initcfg.Command, ObserverArg, strconv.Itoa(os.Getpid())},
 				Env: []string{}, Stderr: os.Stderr, ExtraFiles: []*os.File{fuseFile, theirs, cfgFile}}
-			err := startClean(cmd)
+			err := initproc.StartClean(cmd)
 			if err == nil {
 				pid = cmd.Process.Pid
 			}
@@ -417,7 +384,7 @@ func startMaskObserver(mnt string, masks []policy.Mask) (int, error) {
 		_ = unix.Unmount(mnt, unix.MNT_DETACH)
 		return 0, fmt.Errorf("starting the observer: %v", err)
 	}
-	if err := PlaceFD(sp[0], FDObserver); err != nil {
+	if err := initproc.PlaceFD(sp[0], initcfg.FDObserver); err != nil {
 		return 0, err
 	}
 	return pid, nil
@@ -440,14 +407,14 @@ func memfdWith(name string, data []byte) (int, error) {
 	return fd, nil
 }
 
-// runMaskObserver is the observer process: fd 3 is the FUSE connection, fd 4
+// RunObserver is the observer process: fd 3 is the FUSE connection, fd 4
 // its channel to the init stage, fd 5 the masks; setup is the init
 // stage's pid.
-func runMaskObserver(args []string) int {
-	shrugSignals()
+func RunObserver(args []string) int {
+	initproc.ShrugSignals()
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: mask observer: "+format+"\n", a...)
-		return ExitRefused
+		return initcfg.ExitRefused
 	}
 	if len(args) != 2 {
 		return fail("usage")
@@ -456,14 +423,14 @@ func runMaskObserver(args []string) int {
 	if err != nil {
 		return fail("bad pid %q", args[1])
 	}
-	if err := VerifyThread(1, true); err != nil {
+	if err := initproc.VerifyThread(1, true); err != nil {
 		return fail("%v", err)
 	}
 	const dev, ch, cfg = 3, 4, 5
 	for _, fd := range []int{dev, ch, cfg} {
 		unix.CloseOnExec(fd)
 	}
-	data, err := readFD(cfg)
+	data, err := initproc.ReadFD(cfg)
 	unix.Close(cfg)
 	if err != nil {
 		return fail("reading the masks: %v", err)
@@ -479,7 +446,7 @@ func runMaskObserver(args []string) int {
 	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch}
 	lost := 0
 	var mu sync.Mutex
-	s.send = func(v fileViolation) {
+	s.send = func(v violations.File) {
 		mu.Lock()
 		defer mu.Unlock()
 		v.Lost = lost
@@ -518,17 +485,17 @@ func runMaskObserver(args []string) int {
 	return 0
 }
 
-// maskReports is the init stage's end of the observer's channel.
-type maskReports struct {
+// Reports is the init stage's end of the observer's channel.
+type Reports struct {
 	done chan struct{}
 }
 
-// watchMaskObserver logs what the observer reports on fd into v until the
+// Watch logs what the observer reports on fd into v until the
 // observer is gone, or stop is closed and what it sent is read (stop shuts
 // the reading side down: what is queued is still read, then the end); when
 // the observer is gone before, it says so in the log.
-func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports {
-	r := &maskReports{done: make(chan struct{})}
+func Watch(fd int, v *violations.Log, stop <-chan struct{}) *Reports {
+	r := &Reports{done: make(chan struct{})}
 	stopped := make(chan struct{})
 	go func() {
 		select {
@@ -550,75 +517,30 @@ func watchMaskObserver(fd int, v *violations, stop <-chan struct{}) *maskReports
 				select {
 				case <-stopped:
 				default:
-					v.notice("the file violation observer is gone: touches of denied paths are no longer logged in this run (they are still refused)")
+					v.Notice("the file violation observer is gone: touches of denied paths are no longer logged in this run (they are still refused)")
 				}
 				return
 			}
-			var fv fileViolation
+			var fv violations.File
 			if n > maxReport || json.Unmarshal(buf[:n], &fv) != nil {
-				v.lost(1) // counted in the summary all the same
+				v.Lost(1) // counted in the summary all the same
 				continue
 			}
-			v.lost(fv.Lost)
-			v.logFile(fv)
+			v.Lost(fv.Lost)
+			v.LogFile(fv)
 		}
 	}()
 	return r
 }
 
-// wait waits for the reports already sent to be read. Once stop has shut
+// Wait waits for the reports already sent to be read. Once stop has shut
 // the reading side down, every read returns at once (what is queued, then
 // the end) and the observer can queue nothing more, so this is short; the
 // bound is only a safety net, far above what a loaded machine takes (a
 // bound of one second lost a report queued before the command exited).
-func (r *maskReports) wait() {
+func (r *Reports) Wait() {
 	select {
 	case <-r.done:
-	case <-time.After(reportsDrain):
+	case <-time.After(violations.DrainWait):
 	}
-}
-
-// reportsDrain bounds wait, and the wait for the queued lines to be
-// written at the end of a run.
-const reportsDrain = 10 * time.Second
-
-// startClean starts cmd, a helper of the init stage's, with no descriptor
-// of the init stage's but cmd's own: every descriptor is close-on-exec for
-// the fork, and those that were not are made so again afterwards (the
-// init stage keeps them across its re-exec). A helper cannot close them
-// itself: by then its Go runtime may have opened its own under the same
-// numbers.
-func startClean(cmd *exec.Cmd) error {
-	var inherit []int
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd < 3 {
-			continue
-		}
-		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-			inherit = append(inherit, fd)
-		}
-	}
-	for _, fd := range inherit {
-		unix.CloseOnExec(fd)
-	}
-	err = cmd.Start()
-	for _, fd := range inherit {
-		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
-	}
-	return err
-}
-
-// exeOf is the program /proc/PID (dir) runs, as the kernel names it; ""
-// when it cannot be read.
-func exeOf(dir string) string {
-	exe, err := os.Readlink(dir + "/exe")
-	if err != nil {
-		return ""
-	}
-	return exe
 }

@@ -1,11 +1,10 @@
-// Package sandboxinit is everything that runs inside a grok-sandbox
-// sandbox: the init stage bwrap execs as pid 1 (Run), and the supervisor
-// that starts the command under its filter, answers the child-network
-// filter's notifications and reaps (Supervise, which the Landlock backend
-// runs on the host too). It reads its Config from a descriptor, checks
-// every layer it was asked for against the kernel before the command
-// starts, and fails closed otherwise.
-package sandboxinit
+// Package initcfg is what the launcher and the init stage agree on: the
+// Config the launcher writes to FDInit and pid 1 (launcher/sandboxinit)
+// reads, the descriptor numbers a launch hands to bwrap and through it to
+// pid 1, the hidden argument that runs the init stage (Command), and
+// grok-sandbox's own exit statuses. It holds data only, and builds on
+// every platform (print and explain show the config everywhere).
+package initcfg
 
 import (
 	"strings"
@@ -23,7 +22,7 @@ const (
 )
 
 // Command is the hidden first argument that runs grok-sandbox's own stage
-// inside the sandbox (see Run).
+// inside the sandbox (sandboxinit.Run).
 const Command = "__sandbox-init"
 
 // The descriptors a launch hands to bwrap (and through it to the init
@@ -42,17 +41,17 @@ const (
 	// violations the supervisor records.
 	FDEvents = 13
 	// FDNetHelper is the init stage's end of its channel to the net
-	// helper (childnet_linux.go), kept across its re-exec.
+	// helper (launcher/sandboxinit/childnet), kept across its re-exec.
 	FDNetHelper = 14
 	// FDFuse is /dev/fuse, opened O_PATH by the launcher where the user
 	// may open it: the init stage reopens it inside the sandbox's user
-	// namespace for the mask observer (maskfs_linux.go).
+	// namespace for the mask observer (launcher/sandboxinit/maskfs).
 	FDFuse = 15
 	// FDObserver is the init stage's end of its channel to the mask
 	// observer, kept across its re-exec.
 	FDObserver = 16
 	// FDStarter is the init stage's end of its channel to the command's
-	// starter (starter_linux.go), kept across its re-exec.
+	// starter (launcher/sandboxinit/starter), kept across its re-exec.
 	FDStarter = 17
 )
 
@@ -84,7 +83,7 @@ type Config struct {
 	Agent *PathID `json:"agent_program,omitempty"`
 	// ChildNet gives the command's children a private loopback under the
 	// notifying rule: their IP sockets are made in a network namespace of
-	// their own (see childnet_linux.go). The init stage then needs
+	// their own (see launcher/sandboxinit/childnet). The init stage then needs
 	// CAP_SYS_ADMIN and CAP_NET_ADMIN in the sandbox, which it drops
 	// before the command starts.
 	ChildNet bool `json:"child_loopback,omitempty"`
@@ -92,7 +91,7 @@ type Config struct {
 	// included (isolate_network): everyone gets the private loopback only.
 	Isolated bool `json:"isolated,omitempty"`
 	// AllowHosts are the endpoints the children reach through the init
-	// stage's proxy (with ChildNet only; see proxy_linux.go).
+	// stage's proxy (with ChildNet only; see launcher/sandboxinit/proxy).
 	AllowHosts []policy.HostRule `json:"allow_hosts,omitempty"`
 	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
@@ -101,13 +100,13 @@ type Config struct {
 	// (layers whose mount point a sandbox could swap; see argv.Staged).
 	Binds []Bind `json:"init_binds,omitempty"`
 	// Observe says how touches of denied and protected paths are
-	// observed and logged (nil: they are not; see maskfs_linux.go and
-	// fileobserve_linux.go).
+	// observed and logged (nil: they are not; see launcher/sandboxinit/maskfs
+	// and launcher/sandboxinit/pathwatch).
 	Observe *Observe `json:"observe,omitempty"`
 	// User, when set, is who the command runs as: the init stage runs as
 	// uid 0 of the sandbox's user namespace (to mount), and starts the
 	// command in a user namespace nested in it that maps User's uid and
-	// gid onto that 0 (see starter_linux.go). Nil: the command runs as the
+	// gid onto that 0 (see launcher/sandboxinit/starter). Nil: the command runs as the
 	// init stage does (root as root; bwrap's own mapping otherwise).
 	User *User `json:"user,omitempty"`
 	// Check is what the init stage verifies before the command starts.

@@ -1,4 +1,4 @@
-package sandboxinit
+package childnet
 
 import (
 	"encoding/binary"
@@ -17,53 +17,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/initproc"
+	"grok-sandbox/launcher/sandboxinit/violations"
 	"grok-sandbox/launcher/seccomp"
 )
 
-// The children's private loopback (restrict_network, not isolated).
-//
-// The command keeps the host's network; every process it starts gets its
-// IP sockets from a network namespace of their own that has only a
-// loopback interface, so they can serve and reach each other on 127.0.0.1
-// and ::1 and nothing else. How:
-//
-//   - Before the init stage drops its capabilities, a thread of it
-//     unshares a network namespace, brings lo up, drops that thread's
-//     capabilities and, from that thread, starts the net helper (this
-//     binary again, "__sandbox-init --net-helper"): a process wholly in the
-//     private namespace, with no capability, non-dumpable, whose only job
-//     is to make sockets on request over a seqpacket pair and pass them
-//     back (SCM_RIGHTS). A process, not a thread: the init stage execs
-//     itself again after masking (which would end a thread), and a Go
-//     process cannot drop a capability on every one of its threads
-//     (AllThreadsSyscall refuses a binary with cgo).
-//   - A child's socket(AF_INET or AF_INET6, or AF_NETLINK with
-//     NETLINK_ROUTE) reaches the supervisor (the child filter notifies
-//     it); the supervisor gets the same socket from the helper and installs
-//     it in the child as socket()'s result (SECCOMP_IOCTL_NOTIF_ADDFD with
-//     SECCOMP_ADDFD_FLAG_SEND, Linux 5.14).
-//   - A child's bind, connect and listen reach the supervisor too. It takes
-//     the child's descriptor (pidfd_getfd), checks that it is a socket of
-//     the private namespace (SO_NETNS_COOKIE) of an IP or netlink family,
-//     copies the address out of the child's memory, and makes the call
-//     itself, on that very socket with that copy: a child that swaps the
-//     descriptor or rewrites the address meanwhile changes nothing. Any
-//     other socket (a Unix one: a path reaches host sockets from any
-//     namespace; one the command handed down) is refused, as before.
-//     sendto with an address continues for private sockets only (an
-//     address is ignored or refused on Unix stream sockets, and children
-//     get no Unix datagram socket).
-//   - A connect to anything but loopback is refused (EACCES) and logged; a
-//     refused connection on loopback (nothing listens there inside) is
-//     logged too, since that is what reaching for a host service looks
-//     like. Both name the destination.
-//
-// Where any of it is missing (no helper, no ADDFD flag, no pidfd_getfd,
-// no SO_NETNS_COOKIE) children get no socket at all, as before, with a
-// warning: never more.
-
-// netHelperArg is the init stage's argument that runs the net helper.
-const netHelperArg = "--net-helper"
+// HelperArg is the init stage's argument that runs the net helper.
+const HelperArg = "--net-helper"
 
 // Families children may have private sockets of.
 func childFamily(domain, proto int) bool {
@@ -76,13 +37,13 @@ func childFamily(domain, proto int) bool {
 	return false
 }
 
-// startNetHelper makes the private namespace and starts the helper in it,
-// leaving the supervisor's end of their socket pair on FDNetHelper (not
-// close-on-exec: it must survive the re-exec). It needs CAP_SYS_ADMIN
+// StartHelper makes the private namespace and starts the helper in it,
+// leaving the supervisor's end of their socket pair on initcfg.FDNetHelper
+// (not close-on-exec: it must survive the re-exec). It needs CAP_SYS_ADMIN
 // (unshare) and CAP_NET_ADMIN (lo up) on the calling process's threads;
 // the thread that uses them drops every capability before the helper
 // starts, and then ends.
-func startNetHelper() error {
+func StartHelper() error {
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("socketpair: %v", err)
@@ -103,19 +64,19 @@ func startNetHelper() error {
 			if err := loopbackUp(); err != nil {
 				return err
 			}
-			if err := dropCapabilities(); err != nil {
+			if err := initproc.DropCapabilities(); err != nil {
 				return err
 			}
-			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", Command, netHelperArg},
+			cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", initcfg.Command, HelperArg},
 				Env: []string{}, Stderr: os.Stderr, ExtraFiles: []*os.File{f}}
-			return startClean(cmd)
+			return initproc.StartClean(cmd)
 		}()
 	}()
 	if err := <-errc; err != nil {
 		unix.Close(sp[0])
 		return err
 	}
-	return PlaceFD(sp[0], FDNetHelper)
+	return initproc.PlaceFD(sp[0], initcfg.FDNetHelper)
 }
 
 // loopbackUp sets IFF_UP on lo in the calling thread's network namespace.
@@ -139,23 +100,23 @@ func loopbackUp() error {
 	return nil
 }
 
-// runNetHelper is the helper: it makes each socket asked for on fd 3 (a
+// RunHelper is the helper: it makes each socket asked for on fd 3 (a
 // request is three little-endian int32s: domain, type, protocol) and sends
 // it back with a 4-byte errno (0: the socket rides along).
-func runNetHelper() int {
-	shrugSignals()
+func RunHelper() int {
+	initproc.ShrugSignals()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: net helper: %v\n", err)
-		return ExitRefused
+		return initcfg.ExitRefused
 	}
-	if err := VerifyThread(1, true); err != nil {
+	if err := initproc.VerifyThread(1, true); err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: net helper: %v\n", err)
-		return ExitRefused
+		return initcfg.ExitRefused
 	}
 	const fd = 3
 	unix.CloseOnExec(fd)
 	// What the init stage holds (its config, the event log, its
-	// executable) never reached the helper (startClean).
+	// executable) never reached the helper (initproc.StartClean).
 	for {
 		var req [12]byte
 		n, err := unix.Read(fd, req[:])
@@ -192,9 +153,9 @@ func runNetHelper() int {
 	}
 }
 
-// childNet is the supervisor's side: the helper's channel and the private
-// namespace's cookie.
-type childNet struct {
+// Net is the supervisor's side: the helper's channel and the private
+// namespace's cookie (Open).
+type Net struct {
 	mu sync.Mutex
 	fd int
 	// clients names the child behind each connection it made to the
@@ -213,15 +174,15 @@ type childNet struct {
 	startWorker sync.Once
 }
 
-// openChildNet checks the helper left on FDNetHelper: it answers, and its
+// Open checks the helper left on initcfg.FDNetHelper: it answers, and its
 // sockets are of a namespace other than this process's.
-func openChildNet(arch seccomp.Arch) (*childNet, error) {
-	if _, err := unix.FcntlInt(uintptr(FDNetHelper), unix.F_GETFD, 0); err != nil {
+func Open(arch seccomp.Arch) (*Net, error) {
+	if _, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0); err != nil {
 		return nil, errors.New("the net helper did not start")
 	}
-	unix.CloseOnExec(FDNetHelper)
-	c := &childNet{fd: FDNetHelper, arch: arch, sockets: make(chan socketRequest, 1024)}
-	s, err := c.socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	unix.CloseOnExec(initcfg.FDNetHelper)
+	c := &Net{fd: initcfg.FDNetHelper, arch: arch, sockets: make(chan socketRequest, 1024)}
+	s, err := c.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the net helper: %v", err)
 	}
@@ -250,9 +211,9 @@ func netnsCookie(fd int) (uint64, error) {
 	return v, nil
 }
 
-// socket asks the helper for a socket. An unix.Errno is the socket call's
+// Socket asks the helper for a socket of the children's namespace. An unix.Errno is the socket call's
 // own failure; any other error means the helper is gone.
-func (c *childNet) socket(domain, typ, proto int) (int, error) {
+func (c *Net) Socket(domain, typ, proto int) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stalled {
@@ -323,16 +284,16 @@ const (
 
 // fail turns the private loopback off for good, with a warning: children
 // get no socket from now on.
-func (c *childNet) fail(why string) {
+func (c *Net) fail(why string) {
 	c.warn.Do(func() {
 		c.broken.Store(true)
 		fmt.Fprintf(os.Stderr, "grok-sandbox: warning: %s; processes started by the wrapped command now get no network at all\n", why)
 	})
 }
 
-// handle answers a child's network call (see the comment at the top);
-// false leaves it to be refused.
-func (c *childNet) handle(n seccomp.Notification, r seccomp.Reply, v *violations) bool {
+// Handle answers a child's network call (see the package comment); false
+// leaves it to be refused. v logs what it refuses.
+func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log) bool {
 	if c.broken.Load() {
 		return false
 	}
@@ -370,13 +331,13 @@ type socketRequest struct {
 // helper answers one at a time anyway). A call that is no longer pending
 // (its caller took a signal: the kernel restarts it as a new notification)
 // is dropped without asking the helper.
-func (c *childNet) socketWorker(v *violations) {
+func (c *Net) socketWorker(v *violations.Log) {
 	for q := range c.sockets {
 		if !q.r.Valid() {
 			continue
 		}
 		if !c.giveSocket(q.r, q.domain, q.typ, q.proto) {
-			v.record(q.n)
+			v.Record(q.n)
 			_ = q.r.Return(0, unix.EACCES)
 		}
 	}
@@ -384,9 +345,9 @@ func (c *childNet) socketWorker(v *violations) {
 
 // giveSocket installs a socket of the children's namespace as the result of
 // r's socket call; false leaves the call to be refused.
-func (c *childNet) giveSocket(r seccomp.Reply, domain, typ, proto int) bool {
+func (c *Net) giveSocket(r seccomp.Reply, domain, typ, proto int) bool {
 	{
-		s, err := c.socket(domain, typ&^unix.SOCK_CLOEXEC, proto)
+		s, err := c.Socket(domain, typ&^unix.SOCK_CLOEXEC, proto)
 		var errno unix.Errno
 		if errors.As(err, &errno) {
 			_ = r.Return(0, errno)
@@ -414,14 +375,14 @@ func (c *childNet) giveSocket(r seccomp.Reply, domain, typ, proto int) bool {
 }
 
 // onSocket handles bind, connect, listen and sendto with an address.
-func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations) bool {
+func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Log) bool {
 	name := seccomp.SyscallName(c.arch, n.Nr)
 	sock, err := c.fetch(n, r)
 	if err != nil {
 		if err == unix.ENOSYS {
 			c.fail("cannot read children's sockets (pidfd_getfd, Linux 5.6)")
 		}
-		v.recordMsg(n, fmt.Sprintf("blocked %s%s: processes started by the wrapped command reach only their private loopback", name, c.destination(n)))
+		v.RecordMsg(n, fmt.Sprintf("blocked %s%s: processes started by the wrapped command reach only their private loopback", name, c.destination(n)))
 		_ = r.Return(0, unix.EACCES)
 		return true
 	}
@@ -434,9 +395,9 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 		// A connect to a socket path that does not exist (glibc's nscd
 		// probe on every user lookup) is refused all the same, unlogged:
 		// nothing was there to reach.
-		if !(name == "connect" && connectToMissingPath(n.Pid, n.Args[1], n.Args[2])) {
+		if !(name == "connect" && violations.ConnectToMissingPath(n.Pid, n.Args[1], n.Args[2])) {
 			msg := fmt.Sprintf("blocked %s%s: processes started by the wrapped command have no network but their private loopback (no host Unix socket)", name, c.destination(n))
-			v.recordMsg(n, msg)
+			v.RecordMsg(n, msg)
 		}
 		_ = r.Return(0, unix.EACCES)
 		return true
@@ -479,7 +440,7 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 	ap, inet := inetAddr(addr)
 	if inet && !ap.Addr().IsLoopback() && !ap.Addr().IsUnspecified() {
 		unix.Close(sock)
-		v.recordMsg(n, fmt.Sprintf("blocked connect to %s: processes started by the wrapped command reach only their private loopback", ap))
+		v.RecordMsg(n, fmt.Sprintf("blocked connect to %s: processes started by the wrapped command reach only their private loopback", ap))
 		_ = r.Return(0, unix.EACCES)
 		return true
 	}
@@ -499,7 +460,7 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
 			comm = strings.TrimSpace(string(b))
 		}
-		exe = exeOf(fmt.Sprintf("/proc/%d", n.Pid))
+		exe = violations.ExeOf(fmt.Sprintf("/proc/%d", n.Pid))
 	}
 	go func() {
 		defer func() { <-connecting }()
@@ -532,12 +493,12 @@ func (c *childNet) onSocket(n seccomp.Notification, r seccomp.Reply, v *violatio
 			done, refused = ended(100)
 		}
 		if refused {
-			v.recordMsg(n, refusedMsg)
+			v.RecordMsg(n, refusedMsg)
 		}
 		_ = r.Return(0, errnoOf(err))
 		if !done {
 			if _, refused := ended(2000); refused {
-				v.recordMsg(n, refusedMsg)
+				v.RecordMsg(n, refusedMsg)
 			}
 		}
 	}()
@@ -549,7 +510,7 @@ var connecting = make(chan struct{}, 256)
 
 // fetch copies the child's descriptor Args[0] into this process; -1 with
 // no error when the caller is gone.
-func (c *childNet) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
+func (c *Net) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
 	tgid, err := seccomp.Tgid(n.Pid)
 	if err != nil {
 		return -1, nil
@@ -578,7 +539,7 @@ func (c *childNet) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
 
 // private reports whether sock is a socket of the children's namespace,
 // of a family they may use.
-func (c *childNet) private(sock int) (bool, error) {
+func (c *Net) private(sock int) (bool, error) {
 	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err != nil {
 		return false, err
@@ -596,7 +557,7 @@ func (c *childNet) private(sock int) (bool, error) {
 
 // readAddr copies the sockaddr of bind or connect out of the caller's
 // memory.
-func (c *childNet) readAddr(n seccomp.Notification) ([]byte, unix.Errno) {
+func (c *Net) readAddr(n seccomp.Notification) ([]byte, unix.Errno) {
 	size := int(uint32(n.Args[2]))
 	if size < 0 || size > int(unsafe.Sizeof(unix.RawSockaddrAny{})) {
 		return nil, unix.EINVAL
@@ -617,7 +578,7 @@ func (c *childNet) readAddr(n seccomp.Notification) ([]byte, unix.Errno) {
 
 // destination is " to ADDR" for a connect or sendto whose address can be
 // read, for the event log; "" otherwise.
-func (c *childNet) destination(n seccomp.Notification) string {
+func (c *Net) destination(n seccomp.Notification) string {
 	name := seccomp.SyscallName(c.arch, n.Nr)
 	var ptr, size uint64
 	switch name {
@@ -710,6 +671,25 @@ func trimNUL(b []byte) string {
 	return string(b)
 }
 
+// SetProxyPort tells c the allow_hosts proxy's port on the children's
+// loopback: c notes, by its local port, which child each connect there is
+// for (Client), since the proxy's clients look all alike.
+func (c *Net) SetProxyPort(port int) {
+	c.proxyPort.Store(int32(port))
+}
+
+// Client is the program (its name and what it runs) of the child behind
+// peer, the client's address of a connection to the proxy, as c noted it
+// when it made the connect; once: ok is false afterwards, and when it
+// cannot be told.
+func (c *Net) Client(peer unix.Sockaddr) (who [2]string, ok bool) {
+	v, ok := c.clients.LoadAndDelete(localPort(peer))
+	if !ok {
+		return [2]string{}, false
+	}
+	return v.([2]string), true
+}
+
 // localPort is the port of a socket address, 0 when it has none.
 func localPort(sa unix.Sockaddr) uint16 {
 	switch a := sa.(type) {
@@ -721,10 +701,10 @@ func localPort(sa unix.Sockaddr) uint16 {
 	return 0
 }
 
-// addressOf is the address n's connect, sendto or bind names, and its
+// AddressOf is the address n's connect, sendto or bind names, and its
 // family, read from the caller ("" when there is none or it cannot be
 // read).
-func (c *childNet) addressOf(n seccomp.Notification) (address, family string) {
+func (c *Net) AddressOf(n seccomp.Notification) (address, family string) {
 	var ptr, size uint64
 	switch seccomp.SyscallName(c.arch, n.Nr) {
 	case "connect", "bind":
@@ -741,18 +721,5 @@ func (c *childNet) addressOf(n seccomp.Notification) (address, family string) {
 	if errno != 0 || len(addr) < 2 {
 		return "", ""
 	}
-	return sockaddrString(addr), familyName(int(binary.LittleEndian.Uint16(addr)))
-}
-
-// familyName is an address family as the event log spells it.
-func familyName(f int) string {
-	switch f {
-	case unix.AF_INET:
-		return "inet"
-	case unix.AF_INET6:
-		return "inet6"
-	case unix.AF_UNIX:
-		return "unix"
-	}
-	return "family " + strconv.Itoa(f)
+	return sockaddrString(addr), violations.FamilyName(int(binary.LittleEndian.Uint16(addr)))
 }

@@ -1,4 +1,4 @@
-package sandboxinit
+package violations
 
 import (
 	"net"
@@ -62,7 +62,7 @@ func TestConnectToMissingPath(t *testing.T) {
 	} {
 		runtime.LockOSThread()
 		buf, addr, n := sockaddr(t, c.family, c.path)
-		got := connectToMissingPath(self, addr, n)
+		got := ConnectToMissingPath(self, addr, n)
 		runtime.KeepAlive(buf)
 		runtime.UnlockOSThread()
 		if got != c.missing {
@@ -74,7 +74,7 @@ func TestConnectToMissingPath(t *testing.T) {
 	// taken as missing.
 	buf, addr, _ := sockaddr(t, unix.AF_UNIX, "/nothing-here")
 	for _, bad := range []struct{ addr, n uint64 }{{addr, 2}, {addr, 111}, {0, 16}, {1, 16}, {^uint64(0) - 4, 16}} {
-		if connectToMissingPath(self, bad.addr, bad.n) {
+		if ConnectToMissingPath(self, bad.addr, bad.n) {
 			t.Errorf("addr %#x len %d: taken as missing", bad.addr, bad.n)
 		}
 	}

@@ -1,4 +1,4 @@
-package sandboxinit
+package proxy
 
 import (
 	"net"
@@ -30,7 +30,7 @@ func TestDialRefusesLoopbackForNames(t *testing.T) {
 		}
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
-	p := &proxy{}
+	p := &Proxy{}
 	// "localhost" is in /etc/hosts: as a loopback name it may reach the
 	// loopback; the same address through another name's guard may not.
 	if fd, err := dial("localhost", port, func(a netip.Addr) error { return p.guard("api.example", port, false)(a) }); err == nil {
@@ -50,7 +50,7 @@ func TestDialRefusesLoopbackForNames(t *testing.T) {
 // literal rule and a public answer are not; the command (any) goes
 // anywhere.
 func TestProxyGuardRefusesLocalAnswers(t *testing.T) {
-	p := &proxy{rules: []policy.HostRule{{Host: "api.example", Port: 443}, {Host: "10.1.2.3", IP: true, Port: 443}}}
+	p := &Proxy{rules: []policy.HostRule{{Host: "api.example", Port: 443}, {Host: "10.1.2.3", IP: true, Port: 443}}}
 	for _, c := range []struct {
 		addr string
 		ok   bool

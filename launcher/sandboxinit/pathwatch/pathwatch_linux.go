@@ -1,14 +1,4 @@
-package sandboxinit
-
-// The path observer: what never reaches a mask's node (a rename, unlink or
-// hard link of the mask itself: the kernel refuses it at the mount point,
-// EBUSY or EXDEV, before asking the file system) and every write to a
-// protected path (a read-only bind: EROFS, decided by the VFS) is seen by
-// a seccomp filter on the command that sends the syscalls that change a
-// name in a directory, and the opens that may write, to the init stage.
-// It reads the paths, logs those that name a denied or protected path and
-// lets every syscall go on: the kernel refuses them as before. Reads, stats
-// and every other syscall never leave the kernel.
+package pathwatch
 
 import (
 	"io/fs"
@@ -21,6 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/violations"
 	"grok-sandbox/launcher/seccomp"
 )
 
@@ -42,12 +34,12 @@ type watched struct {
 	protected bool
 }
 
-// pathWatch is what the path observer looks for, by identity, not by
+// Watch is what the path observer looks for, by identity, not by
 // spelling: a name in a directory (a mask, a protected file), a directory
 // inside a protected one, a file (what an open follows links to). Each
 // notification then costs a read of the path and a statx or two, and
 // the paths are worked out only for what matches.
-type pathWatch struct {
+type Watch struct {
 	arch  seccomp.Arch
 	names map[nameKey]watched
 	// dirs are the directories in protected trees: any name in them.
@@ -64,11 +56,19 @@ type pathWatch struct {
 	procDev uint64
 }
 
+// SetOwn tells w the command's threads, whose calls are resolved apart
+// from its children's. Set once, before the first notification.
+func (w *Watch) SetOwn(own func(tid int) bool) {
+	w.own = own
+}
+
 // maxProtectedDirs bounds the walk of the protected trees at start.
 const maxProtectedDirs = 4096
 
-func newPathWatch(arch seccomp.Arch, masks []policy.Mask, protected []Watched) *pathWatch {
-	w := &pathWatch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{},
+// New is the path observer of masks and protected, as the init stage
+// sees them now (identities are read here, once).
+func New(arch seccomp.Arch, masks []policy.Mask, protected []initcfg.Watched) *Watch {
+	w := &Watch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{},
 		workers: make(chan struct{}, observerWorkers), ownWorkers: make(chan struct{}, observerOwnWorkers)}
 	if id, ok := statID("/proc", true); ok {
 		w.procDev = id.dev
@@ -144,13 +144,13 @@ var pathArgs = map[string][][2]int{
 // follows are the syscalls that act on what a last link points to.
 var follows = map[string]bool{"open": true, "openat": true, "creat": true, "truncate": true}
 
-// seen says whether n is one of the observer's syscalls (not the network
+// Seen says whether n is one of the observer's syscalls (not the network
 // supervisor's), and then answers it through r (the syscall goes on) once
 // it has logged it if it names a denied or protected path. The paths are
 // resolved by a pool of workers, not by the loop that receives the
 // notifications: a path made to cost a resolution much (deep, through
 // many links) holds its own syscall, not every other process's.
-func (w *pathWatch) seen(v *violations, n seccomp.Notification, r seccomp.Reply) bool {
+func (w *Watch) Seen(v *violations.Log, n seccomp.Notification, r seccomp.Reply) bool {
 	name := seccomp.SyscallName(w.arch, n.Nr)
 	if _, ok := pathArgs[name]; !ok {
 		return false
@@ -187,7 +187,7 @@ const (
 // check logs n when it names a denied or protected path. Without walk it
 // logs nothing and says false when a path needs resolving component by
 // component (see quick).
-func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, walk bool) bool {
+func (w *Watch) check(v *violations.Log, n seccomp.Notification, name string, walk bool) bool {
 	type found struct {
 		it     watched
 		exists bool
@@ -225,7 +225,7 @@ func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, wa
 		if op == "truncate" && name != "truncate" && !h.exists {
 			op = "write" // O_TRUNC of nothing writes a new file
 		}
-		v.logFile(fileViolation{Comm: comm, Exe: exeOf("/proc/" + strconv.Itoa(n.Pid)), Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source, Protected: h.it.protected})
+		v.LogFile(violations.File{Comm: comm, Exe: violations.ExeOf("/proc/" + strconv.Itoa(n.Pid)), Op: op, Path: h.it.path, Entry: h.it.entry, Source: h.it.source, Protected: h.it.protected})
 	}
 	return true
 }
@@ -238,7 +238,7 @@ func (w *pathWatch) check(v *violations, n seccomp.Notification, name string, wa
 // working directory or dirfd, opened through /proc/TID (which names the
 // caller's object whoever opens it). sure is false otherwise, and when an
 // open's last component is a link: the caller then walks it (lookup).
-func (w *pathWatch) quick(tid, dirfd int, p string, follow bool) (it watched, exists, hit, sure bool) {
+func (w *Watch) quick(tid, dirfd int, p string, follow bool) (it watched, exists, hit, sure bool) {
 	if strings.Contains(p, "self") {
 		return watched{}, false, false, false
 	}
@@ -342,7 +342,7 @@ func pathOp(name string, n seccomp.Notification) string {
 // watched thing it names: the name in its directory, a directory inside a
 // protected tree, or (follow) the file a last link leads to. exists says
 // whether the path names anything now.
-func (w *pathWatch) lookup(tid, dirfd int, p string, follow bool) (it watched, exists, ok bool) {
+func (w *Watch) lookup(tid, dirfd int, p string, follow bool) (it watched, exists, ok bool) {
 	r := resolver{tid: tid}
 	start := "/proc/" + strconv.Itoa(tid) + "/cwd"
 	if dirfd != unix.AT_FDCWD {

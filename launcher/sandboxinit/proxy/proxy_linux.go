@@ -1,4 +1,4 @@
-package sandboxinit
+package proxy
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"grok-sandbox/launcher/eventlog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -20,32 +19,16 @@ import (
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/policy"
+	"grok-sandbox/launcher/sandboxinit/childnet"
+	"grok-sandbox/launcher/sandboxinit/violations"
 )
 
-// The allow-list proxy (allow_hosts). The init stage listens on
-// 127.0.0.1:PORT twice:
-//
-//   - in the children's private namespace (a socket from the net helper):
-//     an HTTP proxy (CONNECT tunnels, and plain http:// requests) that
-//     dials, from the host's network, exactly the endpoints allow_hosts
-//     lists and answers 403 to everything else;
-//   - on the host's loopback, the same port: a proxy that dials anything,
-//     for the wrapped command (the agent), which keeps the host's network
-//     and may honour the same HTTPS_PROXY. It serves only connections whose
-//     client socket belongs to a process of this sandbox (found by its
-//     inode in /proc/PID/fd): no other process on the host gets a relay.
-//
-// HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and their lower-case forms) name it
-// in the command's environment, which its children inherit; NO_PROXY keeps
-// the children's own loopback direct. No certificate is involved: a
-// CONNECT tunnel carries the client's own TLS.
-
-// proxy is one allow-list proxy.
-type proxy struct {
+// Proxy is one allow-list proxy.
+type Proxy struct {
 	rules []policy.HostRule
-	v     *violations
+	v     *violations.Log
 	port  int
-	cnet  *childNet
+	cnet  *childnet.Net
 	// loopback: some rule names a loopback host (localhost:5000,
 	// 127.0.0.2:8080). NO_PROXY then leaves loopback out, and the proxy
 	// takes an unlisted loopback destination to the children's own
@@ -57,8 +40,8 @@ type proxy struct {
 	hostClients chan struct{}
 }
 
-// startProxy opens both listeners and serves them until the process ends.
-func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, error) {
+// Start opens both listeners and serves them until the process ends.
+func Start(c *childnet.Net, rules []policy.HostRule, v *violations.Log) (*Proxy, error) {
 	host, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -73,7 +56,7 @@ func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, er
 		return nil, err
 	}
 	port := sa.(*unix.SockaddrInet4).Port
-	inside, err := c.socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	inside, err := c.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
 		unix.Close(host)
 		return nil, fmt.Errorf("the proxy's socket in the children's namespace: %v", err)
@@ -90,8 +73,8 @@ func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, er
 			return nil, err
 		}
 	}
-	p := &proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256), hostClients: make(chan struct{}, 64)}
-	c.proxyPort.Store(int32(port))
+	p := &Proxy{rules: rules, v: v, port: port, cnet: c, clients: make(chan struct{}, 256), hostClients: make(chan struct{}, 64)}
+	c.SetProxyPort(port)
 	for _, r := range rules {
 		if isLoopback(r.Host) {
 			p.loopback = true
@@ -103,7 +86,7 @@ func startProxy(c *childNet, rules []policy.HostRule, v *violations) (*proxy, er
 }
 
 // Env are the proxy variables for the command's environment.
-func (p *proxy) Env(env []string) []string {
+func (p *Proxy) Env(env []string) []string {
 	url := "http://127.0.0.1:" + strconv.Itoa(p.port)
 	set := map[string]string{"NO_PROXY": "localhost,127.0.0.1,::1"}
 	if p.loopback {
@@ -125,7 +108,7 @@ func (p *proxy) Env(env []string) []string {
 	return out
 }
 
-func (p *proxy) accept(l int, host bool) {
+func (p *Proxy) accept(l int, host bool) {
 	for {
 		c, _, err := unix.Accept4(l, unix.SOCK_CLOEXEC)
 		if err == unix.EINTR || err == unix.ECONNABORTED {
@@ -164,7 +147,7 @@ func (p *proxy) accept(l int, host bool) {
 }
 
 // serve handles one client connection.
-func (p *proxy) serve(c int, any bool) {
+func (p *Proxy) serve(c int, any bool) {
 	defer unix.Close(c)
 	tv := unix.Timeval{Sec: 30}
 	_ = unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
@@ -227,7 +210,7 @@ func (p *proxy) serve(c int, any bool) {
 	if !any && !p.allows(host, port) && p.loopback && isLoopback(host) {
 		inside = true
 	} else if !any && !p.allows(host, port) {
-		p.v.recordProxy(p.clientProgram(c), method, net2(host, port), fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
+		p.v.RecordProxy(p.clientProgram(c), method, net2(host, port), fmt.Sprintf("blocked %s %s:%d: not in allow_hosts", method, host, port))
 		writeStatus(c, 403, "grok-sandbox: "+host+":"+strconv.Itoa(port)+" is not in this profile's allow_hosts")
 		return
 	}
@@ -245,7 +228,7 @@ func (p *proxy) serve(c int, any bool) {
 	}
 	up, err := dialer(host, port)
 	if err != nil && inside {
-		p.v.recordProxy(p.clientProgram(c), method, net2(host, port), fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
+		p.v.RecordProxy(p.clientProgram(c), method, net2(host, port), fmt.Sprintf("%s %s:%d refused: not in allow_hosts, and nothing listens there on the children's private loopback", method, host, port))
 	}
 	if err != nil {
 		writeStatus(c, 502, "grok-sandbox: "+err.Error())
@@ -266,7 +249,7 @@ func (p *proxy) serve(c int, any bool) {
 	pipe(c, up)
 }
 
-func (p *proxy) allows(host string, port int) bool {
+func (p *Proxy) allows(host string, port int) bool {
 	for _, r := range p.rules {
 		if r.Allows(host, port) {
 			return true
@@ -389,7 +372,7 @@ func isLoopback(host string) bool {
 // dialInside connects to a loopback destination in the children's own
 // namespace (a socket from the net helper): what the client would have
 // reached without the proxy.
-func (p *proxy) dialInside(host string, port int) (int, error) {
+func (p *Proxy) dialInside(host string, port int) (int, error) {
 	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	if err != nil {
 		a = netip.AddrFrom4([4]byte{127, 0, 0, 1})
@@ -403,7 +386,7 @@ func (p *proxy) dialInside(host string, port int) (int, error) {
 		family = unix.AF_INET
 		sa = &unix.SockaddrInet4{Addr: a.As4(), Port: port}
 	}
-	fd, err := p.cnet.socket(family, unix.SOCK_STREAM, 0)
+	fd, err := p.cnet.Socket(family, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -424,7 +407,7 @@ func (p *proxy) dialInside(host string, port int) (int, error) {
 // own addresses is refused, unless a rule names that address itself (or
 // the name is a loopback one, such as localhost, for a loopback answer).
 // An IP literal is what its rule named: never refused here.
-func (p *proxy) guard(host string, port int, any bool) func(netip.Addr) error {
+func (p *Proxy) guard(host string, port int, any bool) func(netip.Addr) error {
 	if any {
 		return nil
 	}
@@ -750,24 +733,14 @@ func clientHolder(c, port int, netTCP string) int {
 // inside the children's network namespace, for the violation line: the
 // supervisor made that connect for it and noted its name by the local port.
 // "(proxy client)" when it cannot be told.
-func (p *proxy) clientProgram(c int) [2]string {
+func (p *Proxy) clientProgram(c int) [2]string {
 	sa, err := unix.Getpeername(c)
 	if err == nil {
-		if v, ok := p.cnet.clients.LoadAndDelete(localPort(sa)); ok {
-			return v.([2]string)
+		if who, ok := p.cnet.Client(sa); ok {
+			return who
 		}
 	}
 	return [2]string{"(proxy client)", ""}
-}
-
-// recordProxy logs a refusal of the proxy for program who (its name and
-// what it runs), rate-limited like the others.
-func (v *violations) recordProxy(who [2]string, method, address, msg string) {
-	if v == nil {
-		return
-	}
-	v.countNetwork(who[0], msg)
-	v.queueEvent(who[0]+"/proxy/"+msg, eventlog.Event{Command: who[0], Exe: who[1], Message: msg, Op: method, Address: address, Family: "inet"})
 }
 
 // net2 is host:port as the event log spells an address.

@@ -1,4 +1,4 @@
-package sandboxinit
+package violations
 
 import (
 	"encoding/binary"
@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// connectToMissingPath reports whether a blocked connect(fd, addr, addrlen)
+// ConnectToMissingPath reports whether a blocked connect(fd, addr, addrlen)
 // of thread tid named a Unix socket path that does not exist in the
 // caller's view of the file system. glibc tries /var/run/nscd/socket (and
 // NSS modules their own sockets) at every user lookup, so without this
@@ -29,7 +29,7 @@ import (
 // unclear (an address that cannot be read, an abstract or unnamed socket,
 // another family, a path that exists or whose existence cannot be settled
 // quickly) counts as not missing, so the line is written.
-func connectToMissingPath(tid int, addr, addrlen uint64) bool {
+func ConnectToMissingPath(tid int, addr, addrlen uint64) bool {
 	path, ok := unixPathAt(tid, addr, addrlen)
 	if !ok {
 		return false

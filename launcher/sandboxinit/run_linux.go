@@ -1,0 +1,199 @@
+package sandboxinit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/sandboxinit/childnet"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/initproc"
+	"grok-sandbox/launcher/sandboxinit/maskfs"
+	"grok-sandbox/launcher/sandboxinit/starter"
+)
+
+// Run is grok-sandbox's own stage inside the sandbox: bwrap execs it as
+// "/proc/self/fd/12 __sandbox-init FD PROFILE [--masked]", as pid 1 of the
+// sandbox's pid namespace, carrying the base seccomp filter. It reads its
+// config (the command among it) from FD, then:
+//
+//  1. makes itself non-dumpable, so that nothing in the sandbox can open
+//     its memory, whatever the kernel's ptrace policy;
+//  2. when bwrap had no room for every mask, mounts them (with the
+//     capabilities bwrap left for this), drops every capability and execs
+//     itself again with --masked, so nothing privileged survives;
+//  3. checks that every layer it was asked for is in force (the filter,
+//     no_new_privs, no capability, the read-only and masked paths) and
+//     refuses to start the command otherwise;
+//  4. starts the command with no descriptor of grok-sandbox's, under an
+//     extra filter when its children must lose the network (and then
+//     answers that filter's notifications), reaps every orphan as pid 1
+//     must, and exits with the command's status.
+func Run(args []string) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: init: "+format+"\n", a...)
+		return initcfg.ExitRefused
+	}
+	// The starter stays dumpable until it execs the command (which is
+	// dumpable anyway): the init stage writes its uid and gid maps through
+	// /proc, whose files of a non-dumpable process only root outside the
+	// sandbox may open. Nothing but the init stage and its helpers runs
+	// before it execs.
+	if len(args) == 1 && args[0] == starter.Arg {
+		return starter.Run()
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail("cannot make the init stage non-dumpable: %v", err)
+	}
+	if len(args) == 1 && args[0] == childnet.HelperArg {
+		return childnet.RunHelper()
+	}
+	if len(args) == 2 && args[0] == maskfs.ObserverArg {
+		return maskfs.RunObserver(args)
+	}
+
+	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
+		return fail("usage: %s FD PROFILE [--masked]", initcfg.Command)
+	}
+	fd, err := strconv.Atoi(args[0])
+	if err != nil {
+		return fail("bad descriptor %q", args[0])
+	}
+	masked := len(args) == 3
+
+	data, err := initproc.ReadFD(fd)
+	if err != nil {
+		return fail("reading the config: %v", err)
+	}
+	var cfg initcfg.Config
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return fail("bad config: %v", err)
+	}
+	if cfg.Path == "" || len(cfg.Args) == 0 {
+		return fail("bad config: no command")
+	}
+	if cfg.Profile != args[1] {
+		return fail("bad config: profile %q, command line says %q", cfg.Profile, args[1])
+	}
+
+	runtime.LockOSThread()
+	if !masked {
+		// The staged layers first, then every layer's identity in the
+		// view the command will have, then the masks onto it.
+		if err := moveStaged(cfg.Binds); err != nil {
+			return fail("%v", err)
+		}
+		if err := verifyIdentity(cfg.Check); err != nil {
+			return fail("%v; refusing to start the command", err)
+		}
+	}
+	observer := 0 // the mask observer's pid
+	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked {
+		if err := reserveFDs(); err != nil {
+			return fail("%v", err)
+		}
+		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
+			var err error
+			if observer, err = mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
+				return fail("%v", err)
+			}
+		}
+		// The children's private network namespace is made here, while
+		// this process still holds the capabilities for it, by a thread
+		// that drops them and starts the net helper in it (see
+		// launcher/sandboxinit/childnet); the helper outlives the re-exec.
+		if cfg.ChildNet {
+			if err := childnet.StartHelper(); err != nil {
+				fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
+			}
+		}
+		starterPid := 0
+		if cfg.User != nil {
+			var err error
+			if starterPid, err = starter.Fork(cfg.User); err != nil {
+				return fail("%v", err)
+			}
+		}
+		if err := initproc.DropCapabilities(); err != nil {
+			return fail("%v", err)
+		}
+		if _, err := unix.Seek(fd, 0, 0); err != nil {
+			return fail("rewinding the config: %v", err)
+		}
+		argv := []string{"grok-sandbox", initcfg.Command, args[0], args[1], "--masked"}
+		var env []string
+		if observer > 0 {
+			env = append(env, maskfs.PidEnv+"="+strconv.Itoa(observer))
+		}
+		if starterPid > 0 {
+			env = append(env, starter.PidEnv+"="+strconv.Itoa(starterPid))
+		}
+		err := syscall.Exec("/proc/self/exe", argv, env)
+		return fail("re-exec after masking: %v", err)
+	}
+	unix.Close(fd)
+	if _, held := starter.Held(); cfg.User != nil && !held {
+		return fail("the command must run as uid %d, and its starter is missing; refusing to start it", cfg.User.UID)
+	}
+	if cfg.Dir != "" {
+		// After the masks: a working directory bwrap entered before they
+		// were mounted would still reach what they cover.
+		if err := unix.Chdir(cfg.Dir); err != nil {
+			return fail("cannot enter %s: %v", cfg.Dir, err)
+		}
+	}
+	if err := initproc.DropAllCapabilities(); err != nil {
+		return fail("%v", err)
+	}
+	if err := initproc.VerifyThread(cfg.Check.Filters, true); err != nil {
+		return fail("%v; refusing to start the command", err)
+	}
+	if err := verifyPaths(cfg.Check); err != nil {
+		return fail("%v; refusing to start the command", err)
+	}
+	// Nothing of grok-sandbox's reaches the command: the descriptors bwrap
+	// left (the executable, the event log) stay here only.
+	if err := initproc.CloseFrom(3); err != nil {
+		return fail("cannot close the launcher's descriptors: %v", err)
+	}
+	events := -1
+	if _, err := unix.FcntlInt(uintptr(initcfg.FDEvents), unix.F_GETFD, 0); err == nil {
+		events = initcfg.FDEvents
+	}
+	return Supervise(&cfg, "bwrap", events, nil, cfg.Check.Filters, cfg.Env, true)
+}
+
+// carriedFDs are the descriptors the init stage's first run makes and
+// keeps across its re-exec, at fixed numbers the launcher does not hand
+// over.
+var carriedFDs = []int{initcfg.FDNetHelper, initcfg.FDObserver, initcfg.FDStarter}
+
+// reserveFDs holds each of carriedFDs with a placeholder (close-on-exec,
+// so the re-exec drops what was not replaced), before anything opens a
+// descriptor: otherwise an open could land on one of those numbers, and
+// placing a channel there would close it (the observer's channel itself
+// once: every report of the run was lost, EPIPE).
+func reserveFDs() error {
+	for _, fd := range carriedFDs {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			return fmt.Errorf("descriptor %d is open already; refusing to start", fd)
+		}
+		null, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("cannot open /dev/null: %v", err)
+		}
+		if null != fd {
+			err = unix.Dup3(null, fd, unix.O_CLOEXEC)
+			unix.Close(null)
+			if err != nil {
+				return fmt.Errorf("dup3: %v", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,394 @@
+package sandboxinit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/sandboxinit/childnet"
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+	"grok-sandbox/launcher/sandboxinit/initproc"
+	"grok-sandbox/launcher/sandboxinit/maskfs"
+	"grok-sandbox/launcher/sandboxinit/pathwatch"
+	"grok-sandbox/launcher/sandboxinit/proxy"
+	"grok-sandbox/launcher/sandboxinit/starter"
+	"grok-sandbox/launcher/sandboxinit/violations"
+	"grok-sandbox/launcher/seccomp"
+)
+
+// allowNetwork is who keeps the network under the notifying rule: the
+// command's own threads, and, when agent names the real agent's program,
+// the one process that the command itself started to execute it.
+//
+// That process is chosen at its first network call: a process whose parent
+// is the command and whose executable is agent's very file (device and
+// inode, read from /proc/PID/exe, which the process cannot fake). Once
+// chosen, only it is allowed, while it lives and still executes that file;
+// a later process running the same program (a child of the agent, or a
+// second one the launcher starts) never is, and none is once the command
+// itself executes the program (it exec'd into the agent: its children are
+// the agent's tools). It is held by a pidfd, so a
+// recycled pid is never taken for it.
+func allowNetwork(command int, agent *initcfg.PathID) func(tid int) bool {
+	own := seccomp.AllowThreadGroup(command)
+	if agent == nil {
+		return own
+	}
+	chosen, pidfd, gone := 0, -1, false
+	isAgent := func(pid int) bool {
+		var st unix.Stat_t
+		return unix.Stat(fmt.Sprintf("/proc/%d/exe", pid), &st) == nil && st.Dev == agent.Dev && st.Ino == agent.Ino
+	}
+	alive := func() bool {
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return err == nil && n == 0
+	}
+	return func(tid int) bool {
+		if own(tid) {
+			return true
+		}
+		tgid, err := seccomp.Tgid(tid)
+		if err != nil || gone {
+			return false
+		}
+		if chosen == 0 {
+			// A launcher that became the program itself (exec, as
+			// Codex's does on newer Node) is the agent: every process it
+			// starts is a tool, whatever it runs.
+			if isAgent(command) {
+				return false
+			}
+			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
+				return false
+			}
+			fd, err := unix.PidfdOpen(tgid, 0)
+			if err != nil {
+				return false
+			}
+			// Still the same process: the pidfd was opened for the pid
+			// read above, and it is still the command's child running
+			// the agent's file.
+			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
+				unix.Close(fd)
+				return false
+			}
+			chosen, pidfd = tgid, fd
+		}
+		if tgid != chosen {
+			return false
+		}
+		// Read after tgid: if the chosen process is still alive now, the
+		// pid read above was its own (a pid is not reused while its
+		// process lives).
+		if !alive() {
+			gone = true
+			unix.Close(pidfd)
+			return false
+		}
+		return isAgent(tgid)
+	}
+}
+
+// parentOf is the parent pid of process pid, from /proc/PID/status.
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no PPid")
+}
+
+// Supervise starts the command as a child, from a locked thread that
+// first runs restrict (Landlock, for that backend), installs base (when not
+// nil: the Landlock backend has no bwrap to install it) and, under
+// restrict_network, a filter whose network syscalls notify this process. It
+// checks that thread's layers, answers the notifications (allowed for the
+// command's own threads, EACCES for every other process) until the command
+// exits, reaps every other child meanwhile when reaper is set (pid 1), and
+// returns the command's status (128+N for a signal, as shells do).
+func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() error, filters int, env []string, reaper bool) int {
+	arch, err := seccomp.HostArch()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+		return initcfg.ExitRefused
+	}
+	var notify []bpf.RawInstruction
+	var cnet *childnet.Net
+	var observe seccomp.Observe
+	if o := cfg.Observe; o != nil && o.Paths {
+		// Writes too, masks or not: a write to a mask is refused at its
+		// read-only mount (EROFS) before its node is asked.
+		observe = seccomp.Observe{Paths: true, Writes: true}
+	}
+	// A command that runs as you in a namespace of its own (cfg.User)
+	// gets its filter from its starter, with the refusal of any further
+	// user namespace in it.
+	blockUserNS := cfg.User != nil && cfg.User.BlockUserNamespaces
+	var plain []bpf.RawInstruction // a filter that notifies nothing
+	if cfg.Network == seccomp.NetworkNotify || observe.Paths {
+		network := seccomp.NetworkUnfiltered // the base filter has the rest
+		if cfg.Network == seccomp.NetworkNotify {
+			network = seccomp.NetworkNotify
+		}
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS}, arch); err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+			return initcfg.ExitRefused
+		}
+		if cfg.ChildNet && cfg.Network == seccomp.NetworkNotify {
+			// No helper on its descriptor: Run has warned.
+			if _, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0); err == nil {
+				if cnet, err = childnet.Open(arch); err != nil {
+					fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
+				}
+			}
+		}
+	}
+	if notify == nil && blockUserNS {
+		if plain, err = seccomp.Build(seccomp.Rules{BlockUserNamespaces: true}, arch); err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+			return initcfg.ExitRefused
+		}
+	}
+	// Signals a user sends to the sandbox reach this process; pass the
+	// ones that ask the command to stop on. Ctrl-C and Ctrl-\ come from
+	// the terminal to the whole foreground group, the command included, so
+	// they are caught (not ignored: an ignored signal would stay ignored
+	// in the command) and dropped here.
+	//
+	// Every other signal that would stop or crash this process is caught
+	// too: any process in the sandbox can signal pid 1, and the Go runtime
+	// turns a SIGSEGV or SIGABRT sent with kill into a crash (with a
+	// traceback to the terminal) unless it is caught.
+	sigs := make(chan os.Signal, 8)
+	initproc.CatchSignals(sigs)
+
+	var v *violations.Log
+	if notify != nil || cfg.Observe != nil {
+		v = violations.New(cfg.Profile, backend, events, arch)
+	}
+	var watch *pathwatch.Watch
+	if o := cfg.Observe; o != nil && o.Paths {
+		watch = pathwatch.New(arch, cfg.Masks, o.Protected)
+	}
+	if cnet != nil && v != nil {
+		v.AddrOf = cnet.AddressOf
+	}
+	if cnet != nil && len(cfg.AllowHosts) > 0 {
+		px, err := proxy.Start(cnet, cfg.AllowHosts, v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: allow_hosts: cannot start the proxy (%v); the processes the wrapped command starts reach no host\n", err)
+		} else {
+			env = px.Env(env)
+		}
+	}
+	type started struct {
+		proc     *os.Process
+		listener int
+		err      error
+		refused  bool // the sandbox could not be set up (not the command's fault)
+		// starterRefused: the starter refused to start the command, and
+		// said why; it exits 125.
+		starterRefused bool
+	}
+	ch := make(chan started, 1)
+	go func() {
+		// The command's filter goes on this thread only, and the command
+		// is forked from it, so the command and its descendants carry it
+		// while the supervisor's other threads do not. The goroutine ends
+		// locked, so the filtered thread ends with it.
+		runtime.LockOSThread()
+		if pid, ok := starter.Held(); ok && cfg.User != nil {
+			spec := starter.Spec{Path: cfg.Path, Args: cfg.Args, Env: env, Dir: cfg.Dir, UID: cfg.User.UID, GID: cfg.User.GID, Filters: filters}
+			switch {
+			case notify != nil:
+				spec.Filter, spec.Listener, spec.Filters = notify, true, filters+1
+			case plain != nil:
+				spec.Filter, spec.Filters = plain, filters+1
+			}
+			proc, listener, err := starter.Release(pid, spec)
+			// A starter that refused has said why; its status (125) is
+			// the run's.
+			ch <- started{proc: proc, listener: listener, err: err, starterRefused: err != nil && proc != nil, refused: err != nil && proc == nil}
+			return
+		}
+		if restrict != nil {
+			if err := restrict(); err != nil {
+				ch <- started{err: err, refused: true}
+				return
+			}
+		}
+		listener, want := -1, filters
+		if notify != nil {
+			var err error
+			if listener, err = seccomp.InstallWithListener(notify); err != nil {
+				ch <- started{err: err, refused: true}
+				return
+			}
+			want++
+		}
+		if err := initproc.VerifyThread(want, reaper || os.Geteuid() == 0); err != nil {
+			ch <- started{err: fmt.Errorf("%v; refusing to start the command", err), refused: true}
+			return
+		}
+		cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+		err := cmd.Start()
+		ch <- started{proc: cmd.Process, listener: listener, err: err}
+	}()
+	st := <-ch
+	if st.starterRefused {
+		_, _ = st.proc.Wait()
+		return initcfg.ExitRefused
+	}
+	if st.refused {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", st.err)
+		return initcfg.ExitRefused
+	}
+	if st.err != nil {
+		return initproc.NotFound(cfg.Args[0], st.err)
+	}
+	pid := st.proc.Pid
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	// The notifying filter is answered until this process exits, not only
+	// while the command runs: a process the command left behind would get
+	// ENOSYS from every notified syscall otherwise. Once the command is
+	// gone nobody keeps the network (its pid may be recycled after the
+	// reap), and file syscalls go on as before.
+	var gone atomic.Bool
+	forever := make(chan struct{})
+	if st.listener >= 0 {
+		go func() {
+			var child func(seccomp.Notification, seccomp.Reply) bool
+			if cnet != nil {
+				child = func(n seccomp.Notification, r seccomp.Reply) bool { return cnet.Handle(n, r, v) }
+			}
+			if watch != nil {
+				watch.SetOwn(seccomp.AllowThreadGroup(pid))
+			}
+			commandAllow := allowNetwork(pid, cfg.Agent)
+			allow := func(tid int) bool { return !gone.Load() && commandAllow(tid) }
+			if cfg.Isolated {
+				allow = func(int) bool { return false }
+			}
+			var observe func(seccomp.Notification, seccomp.Reply) bool
+			if watch != nil {
+				observe = func(n seccomp.Notification, r seccomp.Reply) bool { return watch.Seen(v, n, r) }
+			}
+			// Should the loop end on an error, the listener is closed: every
+			// pending and later notified call then fails (ENOSYS) instead of
+			// waiting for an answer that never comes.
+			var err error
+			if cfg.Network != seccomp.NetworkNotify {
+				// Only the file observer's syscalls notify.
+				err = seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification, r seccomp.Reply) {
+					if !watch.Seen(v, n, r) {
+						_ = r.Continue()
+					}
+				})
+			} else {
+				err = seccomp.SuperviseChildren(st.listener, forever, allow, child, v.Record, observe)
+			}
+			if err != nil {
+				unix.Close(st.listener)
+				v.Notice(fmt.Sprintf("the supervisor stopped (%v): notified calls of the command and its children fail from now on", err))
+			}
+			done <- err
+		}()
+	} else {
+		done <- nil
+	}
+	var reports *maskfs.Reports
+	if cfg.Observe != nil && cfg.Observe.Fuse {
+		if _, err := unix.FcntlInt(uintptr(initcfg.FDObserver), unix.F_GETFD, 0); err == nil {
+			reports = maskfs.Watch(initcfg.FDObserver, v, stop)
+			if obs, err := strconv.Atoi(os.Getenv(maskfs.PidEnv)); err == nil && obs > 1 {
+				go maskfs.KillIfStopped(obs)
+			}
+		}
+	}
+	go func() {
+		for sig := range sigs {
+			switch sig {
+			case unix.SIGTERM, unix.SIGHUP, unix.SIGUSR1, unix.SIGUSR2:
+				_ = st.proc.Signal(sig)
+			}
+		}
+	}()
+	// Wait for the command to exit without reaping it: while it is a
+	// zombie its pid cannot be recycled, so nothing else can pass for it.
+	// Orphans that pid 1 inherits are reaped meanwhile. Stop answering,
+	// then reap the command.
+	waitCommand(pid, reaper)
+	gone.Store(true)
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: supervisor: %v\n", err)
+		}
+	default:
+	}
+	if reports != nil {
+		reports.Wait()
+	}
+	if v != nil {
+		v.Flush()
+		v.SayRefusedNetwork(cfg.Isolated)
+	}
+	ps, err := st.proc.Wait()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", cfg.Args[0], err)
+		return initcfg.ExitRefused
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// waitCommand returns once pid has exited, leaving it unreaped. With reaper
+// set it reaps every other child that exits meanwhile.
+func waitCommand(pid int, reaper bool) {
+	for {
+		var info unix.Siginfo
+		which, id := unix.P_PID, pid
+		if reaper {
+			which, id = unix.P_ALL, 0
+		}
+		err := unix.Waitid(which, id, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		got := siginfoPid(&info)
+		if got == pid || !reaper {
+			return
+		}
+		var ws unix.WaitStatus
+		_, _ = unix.Wait4(got, &ws, unix.WNOHANG, nil)
+	}
+}
+
+// siginfoPid is si_pid of a SIGCHLD siginfo: the first field of the union,
+// after si_signo, si_errno, si_code and padding (16 bytes on 64-bit).
+func siginfoPid(info *unix.Siginfo) int {
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), 16)))
+}
