@@ -46,7 +46,9 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   listen-tcp ADDR FILE      serve pong on TCP ADDR (port 0: any), its address written to FILE, until killed
   serve-http ADDR FILE      an HTTP server answering "hello from http" on ADDR, its address written to FILE, until killed
   roundtrips N              N loopback connect/accept/ping/pong round trips on 127.0.0.1; prints the time taken
-  listen-abstract NAME      listen on the abstract Unix socket @NAME
+  listen-abstract NAME      listen on the abstract Unix socket @NAME (NAME: or a file holding it)
+  unix-echo ADDR            listen on the Unix socket ADDR (a path, or @NAME), connect to it,
+                            exchange a line; prints the name the listener has
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
   memwrite PID              open /proc/PID/mem for writing (never writes)
   exchange-loop A B SECS    swap A and B (renameat2 RENAME_EXCHANGE) for SECS seconds
@@ -132,9 +134,11 @@ func probeMain() int {
 		err = probeRoundTrips(n)
 	case "listen-abstract":
 		var l net.Listener
-		if l, err = net.Listen("unix", "@"+one()); err == nil {
+		if l, err = net.Listen("unix", "@"+strings.TrimPrefix(addrArg(one()), "@")); err == nil {
 			l.Close()
 		}
+	case "unix-echo":
+		err = probeUnixEcho(one())
 	case "create-mode":
 		if len(args) != 2 {
 			fmt.Fprintln(os.Stderr, probeUsage)
@@ -903,4 +907,49 @@ func errnoOrNil(e unix.Errno) error {
 		return nil
 	}
 	return e
+}
+
+// probeUnixEcho serves on the Unix socket addr and reaches it, in one
+// process: under restrict_network a child's listen and connect both go
+// through the supervisor.
+func probeUnixEcho(addr string) error {
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	fmt.Printf("name %s\n", l.Addr())
+	done := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 5)
+		if _, err := io.ReadFull(c, buf); err != nil {
+			done <- err
+			return
+		}
+		_, err = c.Write(buf)
+		done <- err
+	}()
+	c, err := net.DialTimeout("unix", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("ping\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(c, buf); err != nil {
+		return err
+	}
+	if err := <-done; err != nil {
+		return err
+	}
+	fmt.Print(string(buf))
+	return nil
 }

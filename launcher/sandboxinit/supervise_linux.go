@@ -146,7 +146,10 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		if cfg.Network == seccomp.NetworkNotify {
 			network = seccomp.NetworkNotify
 		}
-		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS}, arch); err != nil {
+		// With the children's own namespace, their Unix sockets come
+		// from it too (see childnet).
+		unixNotify := cfg.ChildNet && network == seccomp.NetworkNotify
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return initcfg.ExitRefused
 		}

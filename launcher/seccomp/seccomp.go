@@ -77,6 +77,12 @@ type Rules struct {
 	BlockTerminalInjection bool
 	// Network selects the network rules.
 	Network Network
+	// UnixSocketsNotify (with NetworkNotify) makes socket() of every
+	// family notify, Unix stream and seqpacket sockets too (socketpair
+	// stays allowed): the supervisor then gives the command's children
+	// Unix sockets of their private network namespace, whose abstract
+	// names are theirs alone.
+	UnixSocketsNotify bool
 	// BlockUserNamespaces fails clone and unshare with CLONE_NEWUSER
 	// (EPERM) and clone3, whose flags a filter cannot read, with ENOSYS so
 	// that libc falls back to clone. Without a user namespace nothing in
@@ -403,6 +409,7 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths]
 //	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
 //	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
+//	socket, UnixSocketsNotify with NetworkNotify                 -> NET
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
 //	connect, bind, listen                 -> NET
@@ -508,7 +515,11 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		}
 	}
 	if r.Network != NetworkUnfiltered {
-		a.jumpIf(bpf.JumpEqual, nr("socket"), "socket", "")
+		socketLabel := "socket"
+		if r.UnixSocketsNotify && r.Network == NetworkNotify {
+			socketLabel = "unixsocket"
+		}
+		a.jumpIf(bpf.JumpEqual, nr("socket"), socketLabel, "")
 		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
 		for _, name := range []string{"connect", "bind", "listen", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
@@ -536,6 +547,14 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, sockStream, "allow", "")
 		a.jumpIf(bpf.JumpEqual, sockSeqpacket, "allow", "")
 		a.ret(netRet)
+
+		if r.UnixSocketsNotify && r.Network == NetworkNotify {
+			// socket(): every family notifies, Unix stream and
+			// seqpacket too, so that children get theirs from the
+			// private namespace; socketpair stays as above.
+			a.label("unixsocket")
+			a.ret(netRet)
+		}
 
 		a.label("sendto")
 		// dest_addr is a pointer: both halves must be zero.

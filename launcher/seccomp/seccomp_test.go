@@ -177,6 +177,39 @@ func TestBuildVM(t *testing.T) {
 	}
 }
 
+// UnixSocketsNotify sends every socket() to the supervisor under
+// NetworkNotify, Unix ones too, and leaves socketpair and the other modes
+// as they are.
+func TestUnixSocketsNotify(t *testing.T) {
+	const afUnix, afInet, stream, dgram = 1, 2, 1, 2
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		for _, c := range []struct {
+			mode        Network
+			name        string
+			domain, typ uint64
+			want        uint32
+		}{
+			{NetworkNotify, "socket", afUnix, stream, RetUserNotif},
+			{NetworkNotify, "socket", afUnix, 5 /* SOCK_SEQPACKET */ | 0x80000 /* SOCK_CLOEXEC */, RetUserNotif},
+			{NetworkNotify, "socket", afInet, stream, RetUserNotif},
+			{NetworkNotify, "socketpair", afUnix, stream, RetAllow},
+			{NetworkNotify, "socketpair", afUnix, dgram, RetUserNotif},
+			{NetworkDeny, "socket", afUnix, stream, RetAllow},
+			{NetworkUnfiltered, "socket", afUnix, stream, RetAllow},
+		} {
+			prog, err := Build(Rules{Network: c.mode, UnixSocketsNotify: true}, arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := run(t, prog, seccompData(aa, mustNr(t, arch, c.name), c.domain, c.typ, 0))
+			if got != c.want {
+				t.Errorf("%s/%s: %s(%d, %#x) = %s, want %s", arch, c.mode, c.name, c.domain, c.typ, retName(got), retName(c.want))
+			}
+		}
+	}
+}
+
 func TestNoTerminalInjectionRule(t *testing.T) {
 	for _, arch := range archs {
 		prog, err := Build(Rules{Network: NetworkNotify}, arch)

@@ -26,15 +26,28 @@ import (
 // HelperArg is the init stage's argument that runs the net helper.
 const HelperArg = "--net-helper"
 
-// Families children may have private sockets of.
+// Families children may have private sockets of (Unix ones of the types
+// isUnixStream allows).
 func childFamily(domain, proto int) bool {
 	switch domain {
 	case unix.AF_INET, unix.AF_INET6:
 		return true
 	case unix.AF_NETLINK:
 		return proto == unix.NETLINK_ROUTE
+	case unix.AF_UNIX:
+		return proto == 0
 	}
 	return false
+}
+
+// helperMakes reports whether the net helper makes a socket of this kind:
+// the children's kinds, and the sock_diag socket the supervisor asks for
+// itself (listeningFiles), which no child is given.
+func helperMakes(domain, typ, proto int) bool {
+	if domain == unix.AF_NETLINK && proto == unix.NETLINK_SOCK_DIAG {
+		return true
+	}
+	return childFamily(domain, proto) && (domain != unix.AF_UNIX || isUnixStream(typ))
 }
 
 // StartHelper makes the private namespace and starts the helper in it,
@@ -132,7 +145,7 @@ func RunHelper() int {
 		domain := int(int32(binary.LittleEndian.Uint32(req[0:])))
 		typ := int(int32(binary.LittleEndian.Uint32(req[4:])))
 		proto := int(int32(binary.LittleEndian.Uint32(req[8:])))
-		if n != len(req) || !childFamily(domain, proto) {
+		if n != len(req) || !helperMakes(domain, typ, proto) {
 			binary.LittleEndian.PutUint32(reply[:], uint32(unix.EACCES))
 		} else if s, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto); err != nil {
 			errno, _ := err.(unix.Errno)
@@ -300,7 +313,7 @@ func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 	switch seccomp.SyscallName(c.arch, n.Nr) {
 	case "socket":
 		domain, typ, proto := int(int32(n.Args[0])), int(int32(n.Args[1])), int(int32(n.Args[2]))
-		if !childFamily(domain, proto) {
+		if !childFamily(domain, proto) || domain == unix.AF_UNIX && !isUnixStream(typ) {
 			return false
 		}
 		// Answered by the socket worker: the net helper's answer is a
@@ -431,11 +444,33 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		unix.Close(sock)
 		return true
 	}
+	kind := unixAddr(addr)
 	if name == "bind" {
-		err := rawSockaddrCall(unix.SYS_BIND, sock, addr)
+		var err error
+		if kind == "/" {
+			// A path: made as the child would make it (unixsock_linux.go).
+			err = bindPath(n.Pid, sock, addr)
+		} else {
+			err = rawSockaddrCall(unix.SYS_BIND, sock, addr)
+		}
 		unix.Close(sock)
 		_ = r.Return(0, errnoOf(err))
 		return true
+	}
+	connect := func() error { return rawSockaddrCall(unix.SYS_CONNECT, sock, addr) }
+	if kind == "/" {
+		// A path: only to a socket file that a socket of the children's
+		// namespace is bound to, through a descriptor of that file.
+		target, errno := c.unixTarget(n, addr, v)
+		if errno != 0 {
+			unix.Close(sock)
+			_ = r.Return(0, errno)
+			return true
+		}
+		connect = func() error {
+			defer unix.Close(target)
+			return connectThrough(sock, target)
+		}
 	}
 	ap, inet := inetAddr(addr)
 	if inet && !ap.Addr().IsLoopback() && !ap.Addr().IsUnspecified() {
@@ -465,7 +500,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	go func() {
 		defer func() { <-connecting }()
 		defer unix.Close(sock)
-		err := rawSockaddrCall(unix.SYS_CONNECT, sock, addr)
+		err := connect()
 		// The local port is chosen by now, and the child has written
 		// nothing yet (it is still blocked in connect): the proxy finds
 		// the name when it reads the request.
@@ -475,6 +510,9 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 			}
 		}
 		refusedMsg := fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap)
+		if kind == "@" {
+			refusedMsg = fmt.Sprintf("connect to %s refused: nothing listens there among the children's own abstract names (the host's are not theirs)", sockaddrString(addr))
+		}
 		// Logged before the answer where it can be: once the child has it,
 		// the run may end before a line queued later is written. A
 		// non-blocking connect on loopback ends within microseconds: wait
@@ -488,7 +526,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 			}
 			return true, fds[0].Revents&unix.POLLERR != 0
 		}
-		done, refused := true, inet && err == unix.ECONNREFUSED
+		done, refused := true, (inet || kind == "@") && err == unix.ECONNREFUSED
 		if inet && err == unix.EINPROGRESS {
 			done, refused = ended(100)
 		}
