@@ -27,6 +27,10 @@ func TestSelectBackend(t *testing.T) {
 		p.Deny = []policy.DenyRule{{Entry: ".env", Prefix: ws}}
 		return p
 	}
+	required := func(p *policy.Policy) *policy.Policy {
+		p.Requirements = "/etc/grok-sandbox/requirements.toml"
+		return p
+	}
 	off := &policy.Policy{Profile: config.Off, Base: config.Off, Target: runtime.GOOS}
 	darwin := base(config.Strict)
 	darwin.Target = "darwin"
@@ -46,6 +50,7 @@ func TestSelectBackend(t *testing.T) {
 		{"no bwrap, Landlock, deny refused", withDeny(base(config.Workspace)), broken, 7, "refused", ""},
 		{"no bwrap, no Landlock, strict refused", base(config.Strict), broken, 0, "refused", ""},
 		{"no bwrap, no Landlock, devbox unenforced", base(config.Devbox), broken, 0, BackendNone, "UNSANDBOXED"},
+		{"no bwrap, no Landlock, devbox under requirements refused", required(base(config.Devbox)), broken, 0, "refused", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hostBackends.bwrap = func(string, bool, bool) Bubblewrap { return tc.bwrap }

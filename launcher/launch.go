@@ -203,6 +203,9 @@ func (plan *Plan) selectBackend() error {
 	}
 	why := plan.Bwrap.Reason
 	if abi := hostBackends.landlockABI(); abi > 0 {
+		if p.Requirements != "" && os.Geteuid() == 0 {
+			return resolve.Refuse("profile %s: %s binds this run, and only bubblewrap can hold it against root (under Landlock a root sandbox could change the file's mode): %s", p.Profile, p.Requirements, why)
+		}
 		if len(p.Deny) > 0 {
 			return resolve.Refuse("profile %s has deny entries, and only bubblewrap can hide paths: %s", p.Profile, why)
 		}
@@ -215,7 +218,7 @@ func (plan *Plan) selectBackend() error {
 		return nil
 	}
 	const noLandlock = "Landlock is not available either (it needs Linux 5.13 or later with Landlock enabled)"
-	if p.Base == config.Devbox && p.Source == "built-in" && len(p.Deny) == 0 && !p.Network.RestrictChildren {
+	if p.Base == config.Devbox && p.Source == "built-in" && p.Requirements == "" {
 		plan.Backend = BackendNone
 		plan.Degraded = fmt.Sprintf("%s, and %s: devbox runs UNSANDBOXED", why, noLandlock)
 		return nil

@@ -116,6 +116,11 @@ func readRequirements(path string) ([]byte, bool, error) {
 	refuse := func(at, format string, args ...any) error {
 		return &Error{File: at, Msg: fmt.Sprintf(format, args...) + "; " + ownershipHint}
 	}
+	// No file, nothing to check: a launch in a user namespace where root
+	// is not mapped (where / is nobody's) goes on as before.
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
 	// The directories first, from the root down: once each is root's and
 	// writable by root alone, nobody else can change what the next name
 	// leads to.

@@ -41,6 +41,7 @@ const (
 	NotTrusted   = "is not trusted"
 	Changed      = "changed since you trusted it"
 	NotARealFile = "is not a regular file in a real .grok directory (a link, a FIFO or another kind of file)"
+	HardLinked   = "has other hard links (a sandbox could change it through one of them): give it a link count of 1 (cp it to a new file and mv that over it)"
 )
 
 type trustRecord struct {
@@ -92,11 +93,17 @@ func ReadProjectFile(workspace string) (data []byte, ok bool, err error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, true, errNotReal
 	}
+	if st.Nlink > 1 {
+		return nil, true, errLinked
+	}
 	data, err = readLimited(file, f)
 	return data, true, err
 }
 
-var errNotReal = errors.New(NotARealFile)
+var (
+	errNotReal = errors.New(NotARealFile)
+	errLinked  = errors.New(HardLinked)
+)
 
 func isLink(path string) bool {
 	fi, err := os.Lstat(path)
@@ -117,8 +124,8 @@ func (c *Config) loadProject(anyProject bool) (map[string]CustomProfile, error) 
 	switch {
 	case !ok:
 		return map[string]CustomProfile{}, nil
-	case errors.Is(err, errNotReal):
-		c.Untrusted = &Untrusted{File: c.ProjectFile, Dir: workspace, Reason: NotARealFile}
+	case errors.Is(err, errNotReal), errors.Is(err, errLinked):
+		c.Untrusted = &Untrusted{File: c.ProjectFile, Dir: workspace, Reason: err.Error()}
 		return map[string]CustomProfile{}, nil
 	case err != nil && anyProject:
 		return nil, err
@@ -150,10 +157,30 @@ func (c *Config) loadProject(anyProject bool) (map[string]CustomProfile, error) 
 }
 
 // ReadTrust reads GROK_HOME's trust record (none when it is missing or
-// empty).
+// empty). It, and GROK_HOME, must be yours and writable by you alone:
+// anybody else who could write either could trust a file for you.
 func ReadTrust(grokHome string) ([]TrustEntry, error) {
-	data, ok, err := readFile(filepath.Join(grokHome, TrustFile))
-	if err != nil || !ok || len(data) == 0 {
+	file := filepath.Join(grokHome, TrustFile)
+	if msg := yoursAlone(grokHome); msg != "" {
+		return nil, &Error{File: grokHome, Msg: msg + ", so the trust record in it is not used: chmod go-w it"}
+	}
+	f, err := Open(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	if msg := ownedAlone(st); msg != "" {
+		return nil, &Error{File: file, Msg: msg + ", so it is not used: chmod 0600 it"}
+	}
+	data, err := readLimited(file, f)
+	if err != nil || len(data) == 0 {
 		return nil, err
 	}
 	var r trustRecord
@@ -163,6 +190,26 @@ func ReadTrust(grokHome string) ([]TrustEntry, error) {
 	return r.Trusted, nil
 }
 
+// yoursAlone says what makes path another user's to change ("" when
+// nothing does).
+func yoursAlone(path string) string {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return err.Error()
+	}
+	return ownedAlone(st)
+}
+
+func ownedAlone(st unix.Stat_t) string {
+	switch {
+	case int(st.Uid) != os.Geteuid():
+		return fmt.Sprintf("is owned by uid %d, not you", st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Sprintf("is writable by group or others (mode %04o)", st.Mode&0o7777)
+	}
+	return ""
+}
+
 // SetTrust records file as trusted with content sum (sum "" revokes it)
 // and reports whether the record changed. The record is written whole
 // under a fresh name in GROK_HOME and renamed over the old one, through a
@@ -170,8 +217,8 @@ func ReadTrust(grokHome string) ([]TrustEntry, error) {
 // nothing on the way.
 func SetTrust(grokHome, file, sum string) (bool, error) {
 	entries, err := ReadTrust(grokHome)
-	if err != nil && sum == "" {
-		return false, err
+	if err != nil {
+		return false, fmt.Errorf("%v (remove it to start a new record)", err)
 	}
 	before := len(entries)
 	entries = slices.DeleteFunc(entries, func(e TrustEntry) bool { return e.File == file })

@@ -446,6 +446,9 @@ func Resolve(req Request, h Host, env Dirs, cfg *config.Config, sel Selection) (
 			return nil, err
 		}
 	}
+	if cfg.Requirements != nil && t.host && os.Geteuid() == 0 {
+		systemReadOnly(p, t)
+	}
 	protectRequirements(p, t, cfg.Requirements)
 	policy.SortGrants(p.Grants)
 	var deny []denyEntry
@@ -504,6 +507,39 @@ func protectRequirements(p *policy.Policy, t target, r *config.Requirements) {
 	}
 	policy.SortPaths(p.Protected)
 	policy.SortPaths(p.Pinned)
+}
+
+// systemDirs are where the programs and settings every launch relies on
+// live: bwrap, grok-sandbox, the dynamic loader and its libraries, /etc.
+var systemDirs = []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt"}
+
+// systemReadOnly makes every writable grant in a system directory
+// read-only: under the administrator's requirements a sandbox running as
+// root (devbox, or a read_write entry over /usr or /etc) could otherwise
+// replace bwrap or grok-sandbox, preload a library into them, or open
+// /etc to everyone, and so undo the requirements for every later launch
+// of every user.
+func systemReadOnly(p *policy.Policy, t target) {
+	const why = "read-only: the administrator's requirements bind every later launch, and root could undo them here"
+	for i, g := range p.Grants {
+		if g.Access != policy.Write {
+			continue
+		}
+		for _, d := range systemDirs {
+			if policy.Within(g.Path, t.path(d)) {
+				p.Grants[i].Access = policy.Read
+				p.Grants[i].Why = g.Why + ", " + why
+				break
+			}
+		}
+	}
+	// A writable grant above one (read_write = ["/"]).
+	for _, d := range systemDirs {
+		d = t.path(d)
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() && p.AccessAt(d) == policy.Write {
+			p.Grants = append(p.Grants, policy.Grant{Path: d, Access: policy.Read, Why: "system directory, " + why, Source: "built-in"})
+		}
+	}
 }
 
 // denyEntry is one deny entry and where it is written.

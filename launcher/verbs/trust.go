@@ -73,5 +73,14 @@ func Trust(inv launcher.Invocation, revoke, list bool, w io.Writer) error {
 		what = "profiles " + strings.Join(names, ", ")
 	}
 	fmt.Fprintf(w, "trusted: %s (sha256 %s): %s; a change to it is not read until you trust it again\n", printable.String(file), sum[:12], printable.String(what))
+	// What was trusted, byte for byte as it was hashed: a sandbox still
+	// running in the workspace could have changed the file since you
+	// read it.
+	fmt.Fprintln(w, "what you trusted (grok-sandbox trust --revoke if it is not what you read):")
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line != "" {
+			fmt.Fprintf(w, "  | %s\n", printable.String(strings.TrimSuffix(line, "\n")))
+		}
+	}
 	return nil
 }
