@@ -59,6 +59,8 @@ func newApp() *cli.App {
 		Description:               helpText,
 		Version:                   version(),
 		HideHelpCommand:           true,
+		CustomAppHelpTemplate:     appHelpTemplate(),
+		Flags:                     []cli.Flag{cli.HelpFlag}, // urfave/cli adds --help only to an app without a help command
 		DisableSliceFlagSeparator: true,
 		OnUsageError:              usageError("grok-sandbox --help", nil),
 		ExitErrHandler:            func(*cli.Context, error) {},
@@ -173,6 +175,7 @@ func newApp() *cli.App {
 				},
 			},
 			manCommand(),
+			helpCommand(),
 			{
 				Name:  "check",
 				Usage: "validate every config file; non-zero exit on any error",
