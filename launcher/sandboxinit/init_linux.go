@@ -1184,7 +1184,7 @@ func (v *violations) sayRefusedNetwork(isolated bool) {
 	if n == 0 {
 		return
 	}
-	who, fix := "processes the wrapped command started", "list the hosts they need in allow_hosts of a custom profile (the README's allow_hosts)"
+	who, fix := "processes the wrapped command started", "list the hosts they need in allow_hosts of a custom profile (see `grok-sandbox help network`)"
 	if isolated {
 		who, fix = "processes in the sandbox", "run without --isolate-network"
 	}
