@@ -977,7 +977,7 @@ var caughtSignals = []os.Signal{unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SI
 
 // shrugSignals makes a helper survive every signal a process in the
 // sandbox can send it but SIGKILL and SIGSTOP (a stopped or killed helper
-// fails closed; see the README's violations and network topics): they are
+// fails closed; see `grok-sandbox help violations` and `help network`): they are
 // caught and dropped. The Go runtime would otherwise crash on a SIGSEGV
 // sent with kill, and end on SIGTERM or SIGPIPE.
 func shrugSignals() {
