@@ -65,7 +65,7 @@ func appHelpTemplate() string {
 func helpCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "help",
-		Usage:     "the reference: grok-sandbox help TOPIC prints one (the topics are below)",
+		Usage:     "the reference: grok-sandbox help TOPIC prints one; help alone lists them",
 		ArgsUsage: "[TOPIC|COMMAND]",
 		Description: "With no argument, what grok-sandbox --help shows. With a topic, the topic: through\n" +
 			"$PAGER (less when unset; PAGER=cat for none) when standard output is a terminal.\n" +
