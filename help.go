@@ -3,11 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"grok-sandbox/launcher"
+	"grok-sandbox/launcher/help"
 	"grok-sandbox/launcher/printable"
+	"grok-sandbox/launcher/verbs"
 )
 
 // helpText is the long help of grok-sandbox and of run: what a user needs
@@ -37,7 +40,59 @@ the command started; 126 the command cannot be executed; 127 not found.
 
 Examples:
   grok-sandbox run --profile strict -- grok
-  alias grok='grok-sandbox run --profile workspace -- grok'`
+  alias grok='grok-sandbox run --profile workspace -- grok'
+
+The reference: grok-sandbox help TOPIC (grok-sandbox help lists the topics).`
+
+// appHelpTemplate is urfave/cli's help of the app with the help topics
+// after it, one line each.
+func appHelpTemplate() string {
+	var b strings.Builder
+	b.WriteString(cli.AppHelpTemplate)
+	b.WriteString("\nHELP TOPICS (grok-sandbox help TOPIC):\n")
+	width := 0
+	for _, t := range help.Topics() {
+		width = max(width, len(t.Name))
+	}
+	for _, t := range help.Topics() {
+		fmt.Fprintf(&b, "   %-*s  %s\n", width, t.Name, t.Summary)
+	}
+	return b.String()
+}
+
+// helpCommand is `grok-sandbox help [TOPIC|COMMAND]`. It is a command of
+// its own, so urfave/cli adds no help command (nor, for the app, the --help
+// flag: newApp adds that itself). Every other command hides the library's
+// help subcommand, so that `run -- help` runs the program named help.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "the reference: grok-sandbox help TOPIC prints one; help alone lists them",
+		ArgsUsage: "[TOPIC|COMMAND]",
+		Description: "With no argument, what grok-sandbox --help shows. With a topic, the topic: through\n" +
+			"$PAGER (less when unset; PAGER=cat for none) when standard output is a terminal.\n" +
+			"With a command, what grok-sandbox COMMAND --help shows.",
+		Action: showHelp,
+	}
+}
+
+func showHelp(c *cli.Context) error {
+	switch c.NArg() {
+	case 0:
+		return cli.ShowAppHelp(c)
+	case 1:
+	default:
+		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("help takes one topic, not %d words; grok-sandbox help lists the topics", c.NArg())}
+	}
+	name := c.Args().First()
+	if text, ok := help.Text(name); ok {
+		return verbs.Help(c.App.Writer, text)
+	}
+	if cmd := c.App.Command(name); cmd != nil {
+		return cli.ShowCommandHelp(c, cmd.Name)
+	}
+	return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("help: no topic or command %q; the topics: %s", printable.String(name), strings.Join(strings.Fields(help.Names()), ", "))}
+}
 
 // completion prints a completion script for the shell named by the one
 // argument. The scripts are static: grok-sandbox never reads its own
@@ -51,6 +106,7 @@ func completion(c *cli.Context) error {
 		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("completion takes one shell, not %d words: grok-sandbox completion %s", c.NArg(), printable.String(c.Args().First()))}
 	}
 	script, ok := completionScripts[c.Args().First()]
+	script = strings.ReplaceAll(script, "@TOPICS@", help.Names())
 	if !ok {
 		return &launcher.ExitError{Code: launcher.ExitRefused, Err: fmt.Errorf("completion: unknown shell %q: use bash, zsh or fish", printable.String(c.Args().First()))}
 	}
@@ -58,6 +114,8 @@ func completion(c *cli.Context) error {
 	return err
 }
 
+// completionScripts are the scripts by shell; @TOPICS@ stands for the help
+// topics' names, offered after help.
 var completionScripts = map[string]string{
 	"bash": `# grok-sandbox completion for bash: source it, or put it in
 # /etc/bash_completion.d/ (or ~/.local/share/bash-completion/completions/).
@@ -65,7 +123,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain agents profiles doctor status log check trust completion man"
+  verbs="run print explain agents profiles doctor status log check trust completion man help"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -78,6 +136,10 @@ _grok_sandbox() {
     --agent) COMPREPLY=($(compgen -W "$(grok-sandbox agents --json 2>/dev/null | sed -n 's/^ *"name": "\(.*\)",$/\1/p') none" -- "$cur")); return ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
   esac
+  if ((COMP_CWORD == 2)) && [[ ${COMP_WORDS[1]} == help ]]; then
+    COMPREPLY=($(compgen -W "@TOPICS@" -- "$cur"))
+    return
+  fi
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
   else
@@ -104,7 +166,7 @@ complete -F _grok_sandbox grok-sandbox
 # _grok-sandbox.
 _grok-sandbox() {
   local -a verbs
-  verbs=(run print explain agents profiles doctor status log check trust completion man)
+  verbs=(run print explain agents profiles doctor status log check trust completion man help)
   if (( CURRENT == 2 )); then
     _describe 'command' verbs
     return
@@ -129,13 +191,14 @@ _grok-sandbox() {
     log) _arguments '-n[the last N events]:N:' '--all[every event]' '--violations[violations only]' '--profile[events of a profile]:profile:' '--command[events of a program]:program:' '--since[events since]:when:' $json '--follow[keep printing new events]' '--summary[counts]' '--suggest[allow_hosts entries]' ;;
     trust) _arguments '--revoke[no longer trust the project file]' '--list[list the trusted project files]' '1:directory:_files -/' ;;
     completion) _arguments '1:shell:(bash zsh fish)' ;;
+    help) _arguments '1:topic:(@TOPICS@)' ;;
   esac
 }
 _grok-sandbox "$@"
 `,
 	"fish": `# grok-sandbox completion for fish: put it in
 # ~/.config/fish/completions/grok-sandbox.fish.
-set -l verbs run print explain agents profiles doctor status log check trust completion man
+set -l verbs run print explain agents profiles doctor status log check trust completion man help
 complete -c grok-sandbox -f -n "not __fish_seen_subcommand_from $verbs" -a "$verbs"
 # Each verb's own flags, never one it rejects.
 complete -c grok-sandbox -n "__fish_seen_subcommand_from run print explain; and not __fish_seen_argument -l --" -l profile -l sandbox -x -a "(grok-sandbox profiles 2>/dev/null | string split -f1 ' ')" -d "the sandbox profile"
@@ -148,5 +211,6 @@ complete -c grok-sandbox -n "__fish_seen_subcommand_from run; and not __fish_see
 complete -c grok-sandbox -n "__fish_seen_subcommand_from log" -l all -l violations -l follow -l summary -l suggest -d "see grok-sandbox log --help"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from trust" -l revoke -l list -a "(__fish_complete_directories)" -d "see grok-sandbox trust --help"
 complete -c grok-sandbox -n "__fish_seen_subcommand_from completion" -x -a "bash zsh fish"
+complete -c grok-sandbox -n "__fish_seen_subcommand_from help" -x -a "@TOPICS@" -d "help topic"
 `,
 }

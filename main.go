@@ -60,6 +60,8 @@ func newApp() *cli.App {
 		Description:               helpText,
 		Version:                   version(),
 		HideHelpCommand:           true,
+		CustomAppHelpTemplate:     appHelpTemplate(),
+		Flags:                     []cli.Flag{cli.HelpFlag}, // urfave/cli adds --help only to an app without a help command
 		DisableSliceFlagSeparator: true,
 		OnUsageError:              usageError("grok-sandbox --help", nil),
 		ExitErrHandler:            func(*cli.Context, error) {},
@@ -174,6 +176,7 @@ func newApp() *cli.App {
 				},
 			},
 			manCommand(),
+			helpCommand(),
 			{
 				Name:      "trust",
 				Usage:     "read a project's .grok/sandbox.toml from now on (as it is now); --revoke to stop; outside any sandbox only",

@@ -1,34 +1,33 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"grok-sandbox/launcher/help"
 )
 
-// TestReadmeRecipesAreTheTestedOnes keeps the README's toolchain recipes
-// and the scripts that run them from drifting apart: the section explain
-// points at ("Toolchain recipes") exists, and its sandbox.toml and
-// config.toml are the files every testdata/enforce/recipe_* script
+// TestRecipesAreTheTestedOnes keeps the toolchain recipes of `grok-sandbox
+// help recipes` and the scripts that run them from drifting apart: the
+// topic explain's tool-cache line points at exists, and its sandbox.toml
+// and config.toml are the files every testdata/enforce/recipe_* script
 // installs (comments aside; the scripts without Go leave out the Go line,
-// as the README says to).
-func TestReadmeRecipesAreTheTestedOnes(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Toolchain recipes\n")
+// as the topic says to).
+func TestRecipesAreTheTestedOnes(t *testing.T) {
+	section, ok := help.Source("recipes")
 	if !ok {
-		t.Fatal(`README.md has no "## Toolchain recipes" section (explain's tool-cache line points there)`)
+		t.Fatal(`there is no help topic "recipes" (explain's tool-cache line points there)`)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	if !strings.HasPrefix(section, "# Toolchain recipes\n") {
+		t.Fatalf("the recipes topic does not start with its title, # Toolchain recipes: %.40q", section)
+	}
 	blocks := regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllStringSubmatch(section, -1)
 	if len(blocks) != 2 {
-		t.Fatalf("the Toolchain recipes section has %d toml blocks, want 2 (sandbox.toml, config.toml)", len(blocks))
+		t.Fatalf("the recipes topic has %d toml blocks, want 2 (sandbox.toml, config.toml)", len(blocks))
 	}
 	want := map[string]string{"sandbox.toml": normTOML(blocks[0][1]), "config.toml": normTOML(blocks[1][1])}
 
@@ -58,7 +57,7 @@ func TestReadmeRecipesAreTheTestedOnes(t *testing.T) {
 				w = withoutLines(w, "~/go/pkg/mod")
 			}
 			if got != w {
-				t.Errorf("%s: %s differs from the README's:\n--- README\n%s--- script\n%s", script, name, w, got)
+				t.Errorf("%s: %s differs from the recipes topic's:\n--- topic\n%s--- script\n%s", script, name, w, got)
 			}
 		}
 	}

@@ -7,7 +7,7 @@
 // guessed at, and a walk that cannot see everything stops with an error
 // instead of returning a partial list.
 //
-// # Syntax (README: "Deny lists and globs")
+// # Syntax (grok-sandbox help deny)
 //
 // An entry is a glob if it contains '*', '?' or '['; those characters always
 // mean glob and there is no way to escape them (a literal '[' is written

@@ -303,7 +303,7 @@ func refPatternMatch(p Pattern, path string) bool {
 }
 
 // refMatch is a deliberately naive backtracking matcher over runes, written
-// from the README's "Deny lists and globs" without looking at the real one. rel is "" for the prefix
+// from `grok-sandbox help deny` without looking at the real one. rel is "" for the prefix
 // itself. It assumes the pattern was accepted by Parse.
 func refMatch(p, s []rune, segStart bool) bool {
 	if len(s) == 0 && allTrailingSuper(p) {

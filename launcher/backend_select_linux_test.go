@@ -10,7 +10,7 @@ import (
 	"grok-sandbox/launcher/resolve"
 )
 
-// Backend selection (README: "Backends (Linux)") against a fake host: bwrap usable or not,
+// Backend selection (grok-sandbox help backends) against a fake host: bwrap usable or not,
 // Landlock or not, per profile shape. Every fallback says what is lost;
 // nothing that needs bwrap runs without it.
 func TestSelectBackend(t *testing.T) {

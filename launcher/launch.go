@@ -33,7 +33,7 @@ import (
 	"grok-sandbox/sbpl"
 )
 
-// Exit statuses of grok-sandbox itself (README: "Exit status"); a command that runs passes
+// Exit statuses of grok-sandbox itself (grok-sandbox help commands: "Exit status"); a command that runs passes
 // its own status through exec.
 const (
 	ExitRefused       = initcfg.ExitRefused
@@ -177,7 +177,7 @@ func Prepare(inv Invocation) (*Plan, error) {
 	return plan, nil
 }
 
-// selectBackend chooses how the policy is enforced (README: "Backends (Linux)"): bwrap when it
+// selectBackend chooses how the policy is enforced (grok-sandbox help backends): bwrap when it
 // works; else Landlock where the policy can be expressed exactly; else
 // devbox runs unenforced with a warning and everything else is refused.
 // Every fallback is a warning, and Degraded says what is lost.
@@ -380,7 +380,7 @@ func Run(inv Invocation) error {
 	// Where it matters: an agent keeps the network and its tools could
 	// rewrite it for the next launch. A project's own tool in the
 	// workspace (.venv/bin/python, ./app) is written by the project
-	// anyway, and the README's recipes run them there.
+	// anyway, and the recipes of `grok-sandbox help recipes` run them there.
 	if p := plan.Policy; p.Network.RestrictChildren && !p.Network.Isolate && p.Agent != nil && p.AccessAt(path) == policy.Write {
 		fmt.Fprintf(inv.Stderr, "grok-sandbox: warning: %s is writable inside the sandbox: the processes it starts could change it (and run code with its network); install it outside the workspace and the other writable paths\n", printable.String(path))
 	}

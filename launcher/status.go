@@ -117,7 +117,7 @@ type KernelEvidence struct {
 }
 
 // SchemaVersion is the version of the JSON documents of print, explain,
-// status and the event log (README: JSON documents). It changes when a key
+// status and the event log (grok-sandbox help json). It changes when a key
 // changes meaning or goes away; added keys keep it.
 const SchemaVersion = eventlog.SchemaVersion
 

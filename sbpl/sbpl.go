@@ -438,7 +438,7 @@ func (w *writer) path(p string) string {
 // quote writes an SBPL string: double quotes, with '"' and '\' escaped by a
 // backslash; every other byte is written as it is.
 // MessagePrefix starts every message Seatbelt reports to the system log
-// for one of grok-sandbox's deny rules (and the README's log predicate).
+// for one of grok-sandbox's deny rules (and the log predicate of `grok-sandbox help macos`).
 const MessagePrefix = "grok-sandbox: "
 
 // withMessage is the modifier that makes Seatbelt's report of a denial by

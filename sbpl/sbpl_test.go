@@ -449,7 +449,7 @@ func TestGlobPins(t *testing.T) {
 }
 
 // Every deny rule and every hook-protection rule names itself in what
-// Seatbelt reports to the system log, so that the README's predicate
+// Seatbelt reports to the system log, so that the predicate of `grok-sandbox help macos`
 // (MessagePrefix) finds each denial with its entry; nothing else does.
 func TestDenialsNamed(t *testing.T) {
 	p := newPolicy("custom", true, grant(ws, policy.Write), grant(grok, policy.Write))

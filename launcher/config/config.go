@@ -500,7 +500,7 @@ func parseProfiles(file string, data []byte) (map[string]CustomProfile, error) {
 	}
 	for _, k := range byLine(raw, lines) {
 		if k != "profiles" {
-			return nil, &Error{File: file, Line: lines.line(k), Key: toml.Key{k}.String(), Msg: "unknown key; sandbox.toml holds only [profiles.NAME] tables (see the README)"}
+			return nil, &Error{File: file, Line: lines.line(k), Key: toml.Key{k}.String(), Msg: "unknown key; sandbox.toml holds only [profiles.NAME] tables (see `grok-sandbox help config`)"}
 		}
 	}
 	return profileTables(file, raw, lines)
@@ -610,7 +610,7 @@ func profileTables(file string, raw map[string]any, lines keyLines) (map[string]
 					p.Deny = entries
 				}
 			default:
-				return nil, fail(kline, kk, "unknown key; check its spelling (see the README for every key)")
+				return nil, fail(kline, kk, "unknown key; check its spelling (`grok-sandbox help config` lists every key)")
 			}
 		}
 		out[name] = p
@@ -630,7 +630,7 @@ func (c *Config) loadGeneral() error {
 		case len(k) == 0:
 			return ""
 		case k[0] == "sandbox" || k[0] == "shell_environment_policy":
-			return "unknown key; check its spelling (see the README for every key)"
+			return "unknown key; check its spelling (`grok-sandbox help config` lists every key)"
 		case len(k) == 1 && (strings.EqualFold(k[0], "profile") || nearMiss(k[0], "profile")):
 			return "a key outside any table: the default profile is `profile` in the [sandbox] table ([sandbox] on the line above it)"
 		case nearMiss(k[0], "sandbox"):

@@ -3,7 +3,7 @@ package config
 import "strings"
 
 // The built-in profiles' names. What each enforces is decided in
-// launcher/resolve and documented in the README; here they are only names,
+// launcher/resolve and documented in `grok-sandbox help profiles`; here they are only names,
 // reserved so that no custom profile can take or imitate one.
 const (
 	Off       = "off"

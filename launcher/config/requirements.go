@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// requirementsPath is the administrator's requirements file (README:
-// "Managed requirements"). Nothing a user sets can move it: no variable, no
+// requirementsPath is the administrator's requirements file (grok-sandbox
+// help managed). Nothing a user sets can move it: no variable, no
 // flag. The package's own tests change it; the launcher's tests give the
 // process a private /etc instead.
 var requirementsPath = RequirementsFileFor(runtime.GOOS)
@@ -199,7 +199,7 @@ func parseRequirements(file string, data []byte) (*Requirements, error) {
 	}
 	for _, k := range byLine(raw, lines) {
 		if k != "requirements" && k != "profiles" {
-			return nil, fail(lines.line(k), toml.Key{k}, "unknown key; requirements.toml holds a [requirements] table and [profiles.NAME] tables (see the README)")
+			return nil, fail(lines.line(k), toml.Key{k}, "unknown key; requirements.toml holds a [requirements] table and [profiles.NAME] tables (see `grok-sandbox help managed`)")
 		}
 	}
 	if _, ok := raw["profiles"]; ok {
@@ -290,7 +290,7 @@ func parseRequirements(file string, data []byte) (*Requirements, error) {
 				}
 				r.RestrictNetwork = true
 			default:
-				return nil, fail(kline, kk, "unknown key; [requirements] holds default_profile, allowed_profiles, deny and restrict_network (see the README)")
+				return nil, fail(kline, kk, "unknown key; [requirements] holds default_profile, allowed_profiles, deny and restrict_network (see `grok-sandbox help managed`)")
 			}
 		}
 	}

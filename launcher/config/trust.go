@@ -15,8 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TrustFile is GROK_HOME's record of the project files you trust (README:
-// "Project profiles and trust"): each one's path and the SHA-256 of the
+// TrustFile is GROK_HOME's record of the project files you trust (grok-sandbox
+// help config: "Project profiles and trust"): each one's path and the SHA-256 of the
 // content you trusted. A project file is read only while both match, so
 // that a file a sandboxed command created or changed is never read by a
 // later launch. Only `grok-sandbox trust`, outside any sandbox, writes it;

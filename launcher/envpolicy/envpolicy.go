@@ -1,4 +1,4 @@
-// Package envpolicy implements [shell_environment_policy] (README: "[shell_environment_policy]"): it
+// Package envpolicy implements [shell_environment_policy] (grok-sandbox help environment): it
 // decides which environment variables the sandboxed command inherits, so
 // that a tool run by an agent cannot read a secret that merely sits in the
 // user's shell environment.

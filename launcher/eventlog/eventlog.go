@@ -201,7 +201,7 @@ func Now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 func New(kind, message string) Event { return Event{Time: Now(), Event: kind, Message: message} }
 
 // SchemaVersion is the version of the event lines' JSON, shared with
-// print, explain and status (README: JSON documents).
+// print, explain and status (grok-sandbox help json).
 const SchemaVersion = 1
 
 func eventLine(ev Event) ([]byte, error) {

@@ -112,7 +112,7 @@ type Policy struct {
 	// Enforce is false only for off: the command runs with no sandbox at all.
 	Enforce bool
 	// Requirements is the administrator's requirements file when there is
-	// one (README: "Managed requirements").
+	// one (grok-sandbox help managed).
 	Requirements string `json:",omitempty"`
 
 	Workspace string

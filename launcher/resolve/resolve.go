@@ -736,8 +736,8 @@ func normaliseGrant(entry, workspace, home string) (string, string) {
 // change to weaken a later launch or to plant code that runs later outside
 // any sandbox becomes read-only, and the existing parents of each protected
 // path are pinned. That is GROK_HOME/hooks/, GROK_HOME/hooks-paths and every
-// absolute target listed there (README: "Global hook protection"); the control files that decide what
-// the next launch enforces (§13); and the persistence points of the git
+// absolute target listed there (grok-sandbox help integrity: "Global hook protection"); the control files that decide what
+// the next launch enforces; and the persistence points of the git
 // repositories the sandbox can write (protectGit).
 func protectHooks(p *policy.Policy, t target, env Dirs) error {
 	if fi, err := os.Lstat(env.grokHomeAsGiven); err == nil && fi.Mode()&fs.ModeSymlink != 0 {

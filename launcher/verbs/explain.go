@@ -306,7 +306,7 @@ func explainCaches(w io.Writer, p *policy.Policy) {
 	if len(ro) == 0 && len(hidden) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\ntool caches (go build, npm, pip, cargo write there; see \"Toolchain recipes\" in the README):")
+	fmt.Fprintln(w, "\ntool caches (go build, npm, pip, cargo write there; see `grok-sandbox help recipes`):")
 	if len(ro) > 0 {
 		fmt.Fprintf(w, "  read-only: %s\n", strings.Join(ro, " "))
 	}

@@ -386,7 +386,7 @@ func writeSuggestions(w io.Writer, recs []eventlog.Record) error {
 	if len(order) == 0 {
 		fmt.Fprintln(w, "# nothing to suggest: no refused network destination in the selected events")
 	} else {
-		fmt.Fprintln(w, "# for a custom profile with restrict_network = true (see the README's allow_hosts):")
+		fmt.Fprintln(w, "# for a custom profile with restrict_network = true (see `grok-sandbox help network`):")
 		fmt.Fprintln(w, "allow_hosts = [")
 		for _, e := range order {
 			note := ""

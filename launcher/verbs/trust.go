@@ -14,8 +14,8 @@ import (
 )
 
 // Trust records the project file of dir (WORKSPACE/.grok/sandbox.toml) as
-// trusted with its content now, or revokes that (README: "Project
-// profiles and trust"). Launches read a project file only while it is
+// trusted with its content now, or revokes that (grok-sandbox help
+// config: "Project profiles and trust"). Launches read a project file only while it is
 // trusted and unchanged. It is refused inside any sandbox: a process
 // there must never decide what a later launch reads.
 func Trust(inv launcher.Invocation, revoke, list bool, w io.Writer) error {

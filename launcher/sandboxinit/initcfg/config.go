@@ -13,7 +13,7 @@ import (
 	"grok-sandbox/launcher/seccomp"
 )
 
-// Exit statuses of grok-sandbox itself (README: "Exit status"); a command that runs passes
+// Exit statuses of grok-sandbox itself (grok-sandbox help commands: "Exit status"); a command that runs passes
 // its own status through.
 const (
 	ExitRefused       = 125

@@ -164,7 +164,7 @@ var caughtSignals = []os.Signal{unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SI
 
 // ShrugSignals makes a helper survive every signal a process in the
 // sandbox can send it but SIGKILL and SIGSTOP (a stopped or killed helper
-// fails closed; see the README's violations and network topics): they are
+// fails closed; see `grok-sandbox help violations` and `help network`): they are
 // caught and dropped. The Go runtime would otherwise crash on a SIGSEGV
 // sent with kill, and end on SIGTERM or SIGPIPE.
 func ShrugSignals() {
@@ -184,7 +184,7 @@ func CatchSignals(c chan<- os.Signal) {
 
 // NotFound says on stderr why the command name could not be started, and
 // is the exit status for it: 127 when there is no such file, 126 otherwise
-// (the README's "Exit status").
+// (grok-sandbox help commands: "Exit status").
 func NotFound(name string, err error) int {
 	fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", name, err)
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {

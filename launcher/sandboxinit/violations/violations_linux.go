@@ -175,7 +175,11 @@ func (v *Log) SayRefusedNetwork(isolated bool) {
 	if n == 0 {
 		return
 	}
-	who, fix := "processes the wrapped command started", "list the hosts they need in allow_hosts of a custom profile (the README's allow_hosts)"
+	who, fix := "processes the wrapped command started", "list the hosts they need in allow_hosts of a custom profile (see `grok-sandbox help network`)"
+	if strings.Contains(first, "unix:") {
+		// A host Unix socket: no allow_hosts entry reaches one.
+		fix = "let the wrapped command itself make the connection, or run the service inside the sandbox (see `grok-sandbox help network`)"
+	}
 	if isolated {
 		who, fix = "processes in the sandbox", "run without --isolate-network"
 	}

@@ -4,7 +4,7 @@ _grok_sandbox() {
   local cur prev verbs i
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
-  verbs="run print explain agents profiles doctor status log check trust completion man"
+  verbs="run print explain agents profiles doctor status log check trust completion man help"
   # After "--" (or the command) the words are the wrapped command's.
   for ((i = 1; i < COMP_CWORD; i++)); do
     [[ ${COMP_WORDS[i]} == -- ]] && { COMPREPLY=($(compgen -c -- "$cur")); return; }
@@ -17,6 +17,10 @@ _grok_sandbox() {
     --agent) COMPREPLY=($(compgen -W "$(grok-sandbox agents --json 2>/dev/null | sed -n 's/^ *"name": "\(.*\)",$/\1/p') none" -- "$cur")); return ;;
     completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
   esac
+  if ((COMP_CWORD == 2)) && [[ ${COMP_WORDS[1]} == help ]]; then
+    COMPREPLY=($(compgen -W "commands profiles config managed environment deny network agents recipes integrity violations json hardening limits backends macos performance troubleshooting" -- "$cur"))
+    return
+  fi
   if ((COMP_CWORD == 1)); then
     COMPREPLY=($(compgen -W "$verbs --help --version" -- "$cur"))
   else
