@@ -6,7 +6,7 @@ import (
 )
 
 func TestRequirementsParsed(t *testing.T) {
-	r, err := parseRequirements("/etc/grok-sandbox/requirements.toml", []byte(`# managed
+	_, err := parseRequirements("/etc/grok-sandbox/requirements.toml", []byte(`# managed
 [requirements]
 default_profile = "team"
 allowed_profiles = ["strict", "none", "team"]
@@ -22,7 +22,7 @@ deny = ["secrets/**"]
 	if want := "requirements.toml:4: requirements.allowed_profiles: off runs no sandbox"; !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %q, want %q", err, want)
 	}
-	r, err = parseRequirements("/etc/grok-sandbox/requirements.toml", []byte(`[requirements]
+	r, err := parseRequirements("/etc/grok-sandbox/requirements.toml", []byte(`[requirements]
 default_profile = "team"
 allowed_profiles = ["strict", "team", "read-only"]
 deny = [".env", "~/.ssh/**"]
