@@ -49,6 +49,9 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   listen-abstract NAME      listen on the abstract Unix socket @NAME (NAME: or a file holding it)
   unix-echo ADDR            listen on the Unix socket ADDR (a path, or @NAME), connect to it,
                             exchange a line; prints the name the listener has
+  unix-stale PATH           bind PATH, close it, connect to it: prints the error
+  unix-hold PATH READY      listen on PATH with a backlog of 0, accept nothing; create READY
+  unix-fill PATH N          N blocking connects to PATH at once, then wait to be killed
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
   memwrite PID              open /proc/PID/mem for writing (never writes)
   exchange-loop A B SECS    swap A and B (renameat2 RENAME_EXCHANGE) for SECS seconds
@@ -139,6 +142,21 @@ func probeMain() int {
 		}
 	case "unix-echo":
 		err = probeUnixEcho(one())
+	case "unix-stale":
+		err = probeUnixStale(one())
+	case "unix-hold":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeUnixHold(args[0], args[1])
+	case "unix-fill":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		n, _ := strconv.Atoi(args[1])
+		err = probeUnixFill(args[0], n)
 	case "create-mode":
 		if len(args) != 2 {
 			fmt.Fprintln(os.Stderr, probeUsage)
@@ -952,4 +970,62 @@ func probeUnixEcho(addr string) error {
 	}
 	fmt.Print(string(buf))
 	return nil
+}
+
+// probeUnixStale connects to a socket file whose socket is closed.
+func probeUnixStale(path string) error {
+	os.Remove(path)
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.Bind(s, &unix.SockaddrUnix{Name: path}); err != nil {
+		return err
+	}
+	unix.Close(s)
+	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(c)
+	err = unix.Connect(c, &unix.SockaddrUnix{Name: path})
+	fmt.Printf("stale: %v\n", err)
+	return nil
+}
+
+// probeUnixHold listens with a full backlog and never accepts.
+func probeUnixHold(path, ready string) error {
+	os.Remove(path)
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.Bind(s, &unix.SockaddrUnix{Name: path}); err != nil {
+		return err
+	}
+	if err := unix.Listen(s, 0); err != nil {
+		return err
+	}
+	if err := os.WriteFile(ready, nil, 0o644); err != nil {
+		return err
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// probeUnixFill makes n blocking connects at once (Go's own are
+// non-blocking) and waits to be killed.
+func probeUnixFill(path string, n int) error {
+	for range n {
+		go func() {
+			c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err == nil {
+				_ = unix.Connect(c, &unix.SockaddrUnix{Name: path})
+			}
+		}()
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
 }

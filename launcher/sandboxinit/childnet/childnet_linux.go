@@ -42,7 +42,7 @@ func childFamily(domain, proto int) bool {
 
 // helperMakes reports whether the net helper makes a socket of this kind:
 // the children's kinds, and the sock_diag socket the supervisor asks for
-// itself (listeningFiles), which no child is given.
+// itself (Net.diag), which no child is given.
 func helperMakes(domain, typ, proto int) bool {
 	if domain == unix.AF_NETLINK && proto == unix.NETLINK_SOCK_DIAG {
 		return true
@@ -185,6 +185,15 @@ type Net struct {
 	// sockets queues the children's socket calls for socketWorker.
 	sockets     chan socketRequest
 	startWorker sync.Once
+	// diag is a sock_diag socket of the children's namespace, asked for
+	// once (Open), so that no check of a Unix connect waits on the net
+	// helper; bound records the socket files the children's sockets were
+	// bound to (unixsock_linux.go).
+	diag    int
+	diagMu  sync.Mutex
+	diagSeq uint32
+	boundMu sync.Mutex
+	bound   map[vfsID]uint32
 }
 
 // Open checks the helper left on initcfg.FDNetHelper: it answers, and its
@@ -210,6 +219,11 @@ func Open(arch seccomp.Arch) (*Net, error) {
 	defer unix.Close(own)
 	if host, err := netnsCookie(own); err != nil || host == c.cookie {
 		return nil, errors.New("the net helper's sockets are not in a namespace of their own")
+	}
+	// Without it the children's path connects are refused (fail closed).
+	c.diag = -1
+	if d, err := c.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG); err == nil {
+		c.diag = d
 	}
 	return c, nil
 }
@@ -449,7 +463,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		var err error
 		if kind == "/" {
 			// A path: made as the child would make it (unixsock_linux.go).
-			err = bindPath(n.Pid, sock, addr)
+			err = c.bindPath(n.Pid, sock, addr)
 		} else {
 			err = rawSockaddrCall(unix.SYS_BIND, sock, addr)
 		}
@@ -458,6 +472,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		return true
 	}
 	connect := func() error { return rawSockaddrCall(unix.SYS_CONNECT, sock, addr) }
+	release := func() {}
 	if kind == "/" {
 		// A path: only to a socket file that a socket of the children's
 		// namespace is bound to, through a descriptor of that file.
@@ -467,10 +482,8 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 			_ = r.Return(0, errno)
 			return true
 		}
-		connect = func() error {
-			defer unix.Close(target)
-			return connectThrough(sock, target)
-		}
+		connect = func() error { return connectThrough(sock, target) }
+		release = func() { unix.Close(target) }
 	}
 	ap, inet := inetAddr(addr)
 	if inet && !ap.Addr().IsLoopback() && !ap.Addr().IsUnspecified() {
@@ -487,6 +500,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	case connecting <- struct{}{}:
 	default:
 		unix.Close(sock)
+		release()
 		_ = r.Return(0, unix.EAGAIN)
 		return true
 	}
@@ -500,7 +514,11 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	go func() {
 		defer func() { <-connecting }()
 		defer unix.Close(sock)
-		err := connect()
+		defer release()
+		// Bounded: a blocking connect to a full backlog would otherwise
+		// hold this slot for as long as the listener lives, after the
+		// child that asked is gone.
+		err := boundedConnect(sock, connect, r.Valid)
 		// The local port is chosen by now, and the child has written
 		// nothing yet (it is still blocked in connect): the proxy finds
 		// the name when it reads the request.
@@ -760,4 +778,60 @@ func (c *Net) AddressOf(n seccomp.Notification) (address, family string) {
 		return "", ""
 	}
 	return sockaddrString(addr), violations.FamilyName(int(binary.LittleEndian.Uint16(addr)))
+}
+
+// boundedConnect makes a blocking connect in slices of half a second
+// (SO_SNDTIMEO on this copy of the socket, put back afterwards), for as
+// long as the call is pending: a Unix listener whose backlog stays full,
+// or a loopback listener that drops every SYN, would otherwise hold pid
+// 1's thread and slot after the child that asked is gone. A non-blocking
+// socket, or one whose owner set a send timeout, connects as asked.
+func boundedConnect(sock int, connect func() error, pending func() bool) error {
+	fl, err := unix.FcntlInt(uintptr(sock), unix.F_GETFL, 0)
+	if err != nil || fl&unix.O_NONBLOCK != 0 {
+		return connect()
+	}
+	orig, err := unix.GetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_SNDTIMEO)
+	if err != nil || orig.Sec != 0 || orig.Usec != 0 {
+		return connect()
+	}
+	slice := unix.Timeval{Usec: 500000}
+	if unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &slice) != nil {
+		return connect()
+	}
+	defer unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_SNDTIMEO, orig)
+	for {
+		err := connect()
+		switch err {
+		case unix.EAGAIN:
+			// A Unix listener's backlog stayed full for the slice.
+			if !pending() {
+				return err
+			}
+		case unix.EINPROGRESS, unix.EALREADY:
+			// TCP, still connecting after the slice: wait for the end.
+			for {
+				fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
+				k, perr := unix.Poll(fds, 500)
+				if perr == nil && k == 1 {
+					soerr, gerr := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_ERROR)
+					switch {
+					case gerr != nil:
+						return gerr
+					case soerr != 0:
+						return unix.Errno(soerr)
+					}
+					return nil
+				}
+				if perr != nil && perr != unix.EINTR {
+					return perr
+				}
+				if !pending() {
+					return unix.EINPROGRESS
+				}
+			}
+		default:
+			return err
+		}
+	}
 }

@@ -24,11 +24,11 @@ import (
 // never the host's. A path is no namespace's: a child's bind of a path is
 // made here, from a thread that stands in the child's working directory
 // and has its umask (so the socket file is where and what the child asked
-// for, and getsockname says the path it gave); a connect to a path is made
-// only when the socket file there is one a socket of the children's
-// namespace listens on (sock_diag, in that namespace, says which files
-// those are), through a descriptor of that very file, so that nothing
-// swapped in between is reached. Every host socket (a path bound by
+// for, and getsockname says the path it gave), and the file it made is
+// recorded (recordBound); a connect to a path is made only to a recorded
+// file whose socket still listens (sock_diag, in the children's namespace,
+// says), through a descriptor of that very file, so that nothing swapped
+// in between is reached. Every host socket (a path bound by
 // anything outside the children's namespace, the wrapped command's own
 // included) stays refused, and logged. Datagram Unix sockets stay refused:
 // a filter cannot see sendmsg's address, which may name a host socket.
@@ -128,9 +128,14 @@ func umaskOf(pid int) (int, error) {
 	return 0, errors.New("no Umask")
 }
 
-// bindPath binds sock to the path in addr, as process pid would.
-func bindPath(pid, sock int, addr []byte) error {
-	return fsWorker.do(pid, func() error { return rawSockaddrCall(unix.SYS_BIND, sock, addr) })
+// bindPath binds sock to the path in addr, as process pid would, and
+// records the file it is bound to.
+func (c *Net) bindPath(pid, sock int, addr []byte) error {
+	err := fsWorker.do(pid, func() error { return rawSockaddrCall(unix.SYS_BIND, sock, addr) })
+	if err == nil {
+		c.recordBound(sock)
+	}
+	return err
 }
 
 // openTarget opens the file a connect of process pid to the path in addr
@@ -159,74 +164,112 @@ func connectThrough(sock, target int) error {
 // them (32 bits each).
 type vfsID struct{ dev, ino uint32 }
 
-// listeningFiles is the socket files that sockets of the children's
-// namespace are bound to, with whether each listens, from a dump of that
-// namespace's Unix sockets (sock_diag, UNIX_DIAG_VFS).
-func (c *Net) listeningFiles() (map[vfsID]bool, error) {
-	diag, err := c.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return nil, err
+// maxBound bounds the record of the children's bound socket files; past
+// it, connects to files bound later are refused (fail closed).
+const maxBound = 1 << 20
+
+// sockFile asks sock_diag, in the children's namespace, which file the
+// socket with inode sockIno is bound to and whether it listens; found is
+// false when no socket of the namespace has that inode (any more).
+func (c *Net) sockFile(sockIno uint32) (id vfsID, listening, found bool, err error) {
+	c.diagMu.Lock()
+	defer c.diagMu.Unlock()
+	if c.diag < 0 {
+		return vfsID{}, false, false, errors.New("no sock_diag socket")
 	}
-	defer unix.Close(diag)
 	const (
 		sockDiagByFamily = 20
 		udiagShowVFS     = 0x2
 		unixDiagVFS      = 1
 		tcpListen        = 10
 	)
-	// struct nlmsghdr, then struct unix_diag_req.
+	// struct nlmsghdr, then struct unix_diag_req: one socket, by inode,
+	// any cookie.
 	req := make([]byte, unix.SizeofNlMsghdr+24)
 	binary.LittleEndian.PutUint32(req[0:], uint32(len(req)))
 	binary.LittleEndian.PutUint16(req[4:], sockDiagByFamily)
-	binary.LittleEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	binary.LittleEndian.PutUint16(req[6:], unix.NLM_F_REQUEST)
+	c.diagSeq++
+	binary.LittleEndian.PutUint32(req[8:], c.diagSeq)
 	r := req[unix.SizeofNlMsghdr:]
 	r[0] = unix.AF_UNIX
 	binary.LittleEndian.PutUint32(r[4:], ^uint32(0)) // every state
+	binary.LittleEndian.PutUint32(r[8:], sockIno)
 	binary.LittleEndian.PutUint32(r[12:], udiagShowVFS)
-	if err := unix.Sendto(diag, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, err
+	binary.LittleEndian.PutUint32(r[16:], ^uint32(0))
+	binary.LittleEndian.PutUint32(r[20:], ^uint32(0))
+	if err := unix.Sendto(c.diag, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return vfsID{}, false, false, err
 	}
-	files := map[vfsID]bool{}
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, 8192)
 	for {
-		n, _, err := unix.Recvfrom(diag, buf, 0)
+		n, _, err := unix.Recvfrom(c.diag, buf, 0)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return vfsID{}, false, false, err
 		}
 		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
 		if err != nil {
-			return nil, err
+			return vfsID{}, false, false, err
 		}
 		for _, m := range msgs {
-			switch m.Header.Type {
-			case unix.NLMSG_DONE:
-				return files, nil
-			case unix.NLMSG_ERROR:
-				return nil, errors.New("sock_diag refused the dump")
+			if m.Header.Seq != c.diagSeq {
+				continue // a late answer to an earlier request
 			}
-			// struct unix_diag_msg (16 bytes), then attributes.
-			if len(m.Data) < 16 {
+			switch m.Header.Type {
+			case unix.NLMSG_ERROR:
+				// ENOENT: no such socket in the namespace.
+				return vfsID{}, false, false, nil
+			case sockDiagByFamily:
+			default:
 				continue
 			}
-			state := m.Data[2]
+			// struct unix_diag_msg (16 bytes), then attributes.
+			if len(m.Data) < 16 || binary.LittleEndian.Uint32(m.Data[4:]) != sockIno {
+				return vfsID{}, false, false, nil
+			}
+			listening = m.Data[2] == tcpListen
 			for a := m.Data[16:]; len(a) >= 4; {
 				l := int(binary.LittleEndian.Uint16(a))
 				if l < 4 || l > len(a) {
 					break
 				}
 				if binary.LittleEndian.Uint16(a[2:]) == unixDiagVFS && l >= 12 {
-					id := vfsID{ino: binary.LittleEndian.Uint32(a[4:]), dev: binary.LittleEndian.Uint32(a[8:])}
-					files[id] = files[id] || state == tcpListen
+					return vfsID{ino: binary.LittleEndian.Uint32(a[4:]), dev: binary.LittleEndian.Uint32(a[8:])}, listening, true, nil
 				}
-				a = a[(l+3)&^3:]
-				if len(a) == 0 {
+				if (l+3)&^3 >= len(a) {
 					break
 				}
+				a = a[(l+3)&^3:]
 			}
+			// Bound to no file (abstract, or not bound).
+			return vfsID{}, listening, false, nil
 		}
+	}
+}
+
+// recordBound notes the file a children's socket was just bound to (by
+// bindPath): a socket file stays its socket's for as long as it exists,
+// since no bind can take a file that is there, so a connect to that file
+// can only ever reach this socket.
+func (c *Net) recordBound(sock int) {
+	var st unix.Stat_t
+	if unix.Fstat(sock, &st) != nil {
+		return
+	}
+	id, _, found, err := c.sockFile(uint32(st.Ino))
+	if err != nil || !found {
+		return
+	}
+	c.boundMu.Lock()
+	defer c.boundMu.Unlock()
+	if c.bound == nil {
+		c.bound = map[vfsID]uint32{}
+	}
+	if len(c.bound) < maxBound {
+		c.bound[id] = uint32(st.Ino)
 	}
 }
 
@@ -255,18 +298,27 @@ func (c *Net) unixTarget(n seccomp.Notification, addr []byte, v *violations.Log)
 		unix.Close(target)
 		return -1, unix.ECONNREFUSED
 	}
-	files, err := c.listeningFiles()
-	if err != nil {
-		unix.Close(target)
-		c.fail(fmt.Sprintf("cannot tell the children's Unix sockets from the host's (sock_diag: %v)", err))
-		return -1, unix.EACCES
-	}
-	listening, ours := files[id]
-	switch {
-	case !ours:
+	c.boundMu.Lock()
+	sockIno, ours := c.bound[id]
+	c.boundMu.Unlock()
+	if !ours {
 		unix.Close(target)
 		v.RecordMsg(n, fmt.Sprintf("blocked connect to unix:%s: processes started by the wrapped command reach only Unix sockets they bound themselves (no host Unix socket)", pathOf(addr)))
 		return -1, unix.EACCES
+	}
+	now, listening, found, err := c.sockFile(sockIno)
+	switch {
+	case err != nil:
+		unix.Close(target)
+		v.RecordMsg(n, fmt.Sprintf("blocked connect to unix:%s: the children's sockets cannot be told from the host's (sock_diag: %v)", pathOf(addr), err))
+		return -1, unix.EACCES
+	case !found || now != id:
+		// Its socket is closed: a stale file, as anywhere.
+		c.boundMu.Lock()
+		delete(c.bound, id)
+		c.boundMu.Unlock()
+		unix.Close(target)
+		return -1, unix.ECONNREFUSED
 	case !listening:
 		unix.Close(target)
 		return -1, unix.ECONNREFUSED
