@@ -32,7 +32,11 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   serve DIR                 servers (tcp, udp, unix, abstract) until DIR/stop
   mockllm ADDR SCRIPT DIR   a scripted model API (chat completions, responses)
                             on ADDR until DIR/stop (probe_llm_test.go)
-  waitfile PATH             wait up to 10 s for PATH
+  waitfile PATH             wait up to 30 s for PATH
+  waitcmd PID NAME          wait up to 30 s until PID's argv[0] (its base name) is NAME,
+                            e.g. until it has exec'd NAME
+  waitline FILE TEXT [N]    wait up to 30 s until FILE holds N (default 1) lines that
+                            contain TEXT
   guard PID                 try to change PID's limits, scheduling, affinity,
                             priorities and to queue it a SIGSEGV: one line each,
                             "refused" or "DONE"; then the same on itself (pid 0)
@@ -45,7 +49,9 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   inet                      socket(AF_INET, SOCK_STREAM)
   listen-tcp ADDR FILE      serve pong on TCP ADDR (port 0: any), its address written to FILE, until killed
   serve-http ADDR FILE      an HTTP server answering "hello from http" on ADDR, its address written to FILE, until killed
-  roundtrips N              N loopback connect/accept/ping/pong round trips on 127.0.0.1; prints the time taken
+  roundtrips [--stall PID MS] N
+                            N loopback connect/accept/ping/pong round trips on 127.0.0.1; prints the time taken;
+                            --stall: SIGSTOP PID just before the first socket call, SIGCONT it MS ms later
   listen-abstract NAME      listen on the abstract Unix socket @NAME (NAME: or a file holding it)
   unix-echo ADDR            listen on the Unix socket ADDR (a path, or @NAME), connect to it,
                             exchange a line; prints the name the listener has
@@ -86,7 +92,23 @@ func probeMain() int {
 	case "mockllm":
 		err = probeMockLLM(args)
 	case "waitfile":
-		err = probeWaitFile(one(), 10*time.Second)
+		err = probeWaitFile(one(), probeWait)
+	case "waitcmd":
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeWaitCmd(args[0], args[1], probeWait)
+	case "waitline":
+		n := 1
+		if len(args) == 3 {
+			n, err = strconv.Atoi(args[2])
+		}
+		if len(args) < 2 || len(args) > 3 || err != nil {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			return 2
+		}
+		err = probeWaitLine(args[0], args[1], n, probeWait)
 	case "tcp", "udp":
 		err = probeDial(cmd, addrArg(one()))
 	case "unix":
@@ -129,12 +151,18 @@ func probeMain() int {
 		}
 		err = probeServeHTTP(args[0], args[1])
 	case "roundtrips":
+		stallPID, stallMS := 0, 0
+		if len(args) == 4 && args[0] == "--stall" {
+			stallPID, _ = strconv.Atoi(args[1])
+			stallMS, _ = strconv.Atoi(args[2])
+			args = args[3:]
+		}
 		if len(args) != 1 {
 			fmt.Fprintln(os.Stderr, probeUsage)
 			return 2
 		}
 		n, _ := strconv.Atoi(args[0])
-		err = probeRoundTrips(n)
+		err = probeRoundTrips(n, stallPID, time.Duration(stallMS)*time.Millisecond)
 	case "listen-abstract":
 		var l net.Listener
 		if l, err = net.Listen("unix", "@"+strings.TrimPrefix(addrArg(one()), "@")); err == nil {
@@ -379,6 +407,11 @@ func probeTIOCSTI() error {
 	return nil
 }
 
+// probeWait bounds the waits for a condition (a file, a line, an exec):
+// generous, so that only a condition that never comes fails a test, even on
+// a loaded machine.
+const probeWait = 30 * time.Second
+
 func probeWaitFile(path string, d time.Duration) error {
 	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(path); err == nil {
@@ -386,6 +419,41 @@ func probeWaitFile(path string, d time.Duration) error {
 		}
 		if time.Now().After(end) {
 			return fmt.Errorf("%s did not appear within %v", path, d)
+		}
+	}
+}
+
+func probeWaitCmd(pid, name string, d time.Duration) error {
+	last := ""
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if err != nil {
+			return err // gone before it got there
+		}
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if last = filepath.Base(argv0); last == name {
+			return nil
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("pid %s is still %q after %v, not %q", pid, last, d, name)
+		}
+	}
+}
+
+func probeWaitLine(path, text string, n int, d time.Duration) error {
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		have := 0
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, text) {
+				have++
+			}
+		}
+		if have >= n {
+			return nil
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("%s has %d lines with %q after %v, not %d", path, have, text, d, n)
 		}
 	}
 }
@@ -788,7 +856,22 @@ func probeListenTCP(addr, file string) error {
 
 // probeRoundTrips makes n connections to a listener of its own on
 // 127.0.0.1, each accepted, one byte each way, and prints the time taken.
-func probeRoundTrips(n int) error {
+func probeRoundTrips(n, stallPID int, stall time.Duration) error {
+	if stallPID > 0 {
+		// The stall starts here, in this process, just before the first
+		// socket call: however long this program took to start, the call
+		// meets a stopped PID for at least the stall's length.
+		if err := unix.Kill(stallPID, unix.SIGSTOP); err != nil {
+			return err
+		}
+		resumed := make(chan struct{})
+		go func() {
+			time.Sleep(stall)
+			unix.Kill(stallPID, unix.SIGCONT)
+			close(resumed)
+		}()
+		defer func() { <-resumed }()
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err

@@ -478,7 +478,7 @@ func TestKernelNotify(t *testing.T) {
 		if err != nil {
 			t.Errorf("SuperviseUntil: %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // generous: only a SuperviseUntil that never returns fails
 		close(stop)
 		t.Errorf("SuperviseUntil did not return after the filtered processes exited")
 		<-superviseDone
