@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -74,6 +75,15 @@ func Fork(u *initcfg.User) (int, error) {
 		unix.Close(sp[0])
 		return 0, err
 	}
+	// Start returns once the exec is past its point of no return, before
+	// the kernel marks the new program dumpable: until then its /proc
+	// files are root's of a namespace with no map yet, and opening its
+	// setgroups fails (EACCES: seen once in the suite's parallel runs on
+	// a loaded machine). The starter says it runs; then the maps are
+	// written.
+	if err := awaitReady(sp[0]); err != nil {
+		return fail(fmt.Errorf("the command's starter did not start: %v", err))
+	}
 	if err := writeMaps(pid, u); err != nil {
 		return fail(fmt.Errorf("cannot map your uid and gid for the command: %v", err))
 	}
@@ -82,6 +92,40 @@ func Fork(u *initcfg.User) (int, error) {
 		return fail(err)
 	}
 	return pid, nil
+}
+
+// readyByte is what the starter writes first, once it runs.
+const readyByte = 'r'
+
+// awaitReady waits, a bounded time, for the starter's readyByte on fd.
+func awaitReady(fd int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return errors.New("no word within 30 s")
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		k, err := unix.Poll(pfd, int(left/time.Millisecond)+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			continue
+		}
+		var b [1]byte
+		n, err := unix.Read(fd, b[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n != 1 || b[0] != readyByte {
+			return fmt.Errorf("it exited (%v)", err)
+		}
+		return nil
+	}
 }
 
 // writeMaps writes pid's setgroups, uid_map and gid_map. /proc is
@@ -193,6 +237,11 @@ func Run() int {
 		return initcfg.ExitRefused
 	}
 	runtime.LockOSThread()
+	// First, the word that this program runs (see Fork): its /proc files
+	// are its own by now, and the init stage may write its maps.
+	if _, err := unix.Write(3, []byte{readyByte}); err != nil {
+		return fail("cannot reach the init stage: %v", err)
+	}
 	// The init stage's first run ignores what the launcher ignored for
 	// bwrap (SIGINT, SIGQUIT), and an ignored signal stays ignored across
 	// exec: catching every signal here makes each one's disposition the
