@@ -866,6 +866,10 @@ func probeRoundTrips(n, stallPID int, stall time.Duration) error {
 		}
 		resumed := make(chan struct{})
 		go func() {
+			// The stall counts from the moment a thread of this process
+			// is in its socket call (a loaded machine may deschedule this
+			// process for longer than the stall before it gets there).
+			waitInSyscall(unix.SYS_SOCKET, 30*time.Second)
 			time.Sleep(stall)
 			unix.Kill(stallPID, unix.SIGCONT)
 			close(resumed)
@@ -1110,5 +1114,19 @@ func probeUnixFill(path string, n int) error {
 	}
 	for {
 		time.Sleep(time.Hour)
+	}
+}
+
+// waitInSyscall waits, at most limit, until a thread of this process is
+// inside system call nr (/proc/self/task/TID/syscall).
+func waitInSyscall(nr uintptr, limit time.Duration) {
+	want := strconv.Itoa(int(nr)) + " "
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		tasks, _ := os.ReadDir("/proc/self/task")
+		for _, t := range tasks {
+			if b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/syscall"); err == nil && strings.HasPrefix(string(b), want) {
+				return
+			}
+		}
 	}
 }
