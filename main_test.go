@@ -366,9 +366,21 @@ func runAs(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
 		ts.Fatalf("usage: as COMMAND [ARG...]")
 	}
+	execExpect(ts, neg, asScriptUser(ts, args))
+}
+
+// asScriptUser is args run as the script's user: setpriv to uid 65534 in
+// the unprivileged pass, as they are otherwise.
+func asScriptUser(ts *testscript.TestScript, args []string) []string {
 	if u := ts.Getenv("ASUSER"); u != "" {
-		args = append([]string{"setpriv", "--reuid=" + u, "--regid=" + u, "--clear-groups", "--"}, args...)
+		return append([]string{"setpriv", "--reuid=" + u, "--regid=" + u, "--clear-groups", "--"}, args...)
 	}
+	return args
+}
+
+// execExpect runs args and fails the script unless the outcome is the
+// one asked for (neg: a failure).
+func execExpect(ts *testscript.TestScript, neg bool, args []string) {
 	err := ts.Exec(args[0], args[1:]...)
 	if err != nil {
 		ts.Logf("[%v]", err)
@@ -420,22 +432,8 @@ done:
 	}
 	dir, err := os.MkdirTemp(ts.MkAbs("."), "managed-etc-")
 	ts.Check(err)
-	cmd := args[1:]
-	if u := ts.Getenv("ASUSER"); u != "" {
-		cmd = append([]string{"setpriv", "--reuid=" + u, "--regid=" + u, "--clear-groups", "--"}, cmd...)
-	}
-	full := append([]string{"-m", "sh", "-c", managedScript, "sh", dir, ts.MkAbs(args[0]), mode, dirmode, owner}, cmd...)
-	err = ts.Exec("unshare", full...)
-	if err != nil {
-		ts.Logf("[%v]", err)
-		if !neg {
-			ts.Fatalf("unexpected failure")
-		}
-		return
-	}
-	if neg {
-		ts.Fatalf("unexpected success")
-	}
+	full := append([]string{"unshare", "-m", "sh", "-c", managedScript, "sh", dir, ts.MkAbs(args[0]), mode, dirmode, owner}, asScriptUser(ts, args[1:])...)
+	execExpect(ts, neg, full)
 }
 
 // handOver gives the unprivileged user the script's work tree, and the
