@@ -68,9 +68,9 @@ type fsThread struct {
 
 var fsWorker fsThread
 
-// do runs f on the thread, in process pid's working directory and with
-// its umask.
-func (w *fsThread) do(pid int, f func() error) error {
+// do runs f on the thread, in process pid's working directory and, for
+// what creates a file (withUmask), with its umask.
+func (w *fsThread) do(pid int, withUmask bool, f func() error) error {
 	w.once.Do(func() {
 		w.reqs = make(chan func())
 		started := make(chan error)
@@ -92,9 +92,13 @@ func (w *fsThread) do(pid int, f func() error) error {
 	if w.err != nil {
 		return fmt.Errorf("unshare(CLONE_FS): %v", w.err)
 	}
-	umask, err := umaskOf(pid)
-	if err != nil {
-		return unix.ESRCH
+	umask := -1
+	if withUmask {
+		m, err := umaskOf(pid)
+		if err != nil {
+			return unix.ESRCH
+		}
+		umask = m
 	}
 	cwd, err := unix.Open(fmt.Sprintf("/proc/%d/cwd", pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -107,7 +111,9 @@ func (w *fsThread) do(pid int, f func() error) error {
 			done <- err
 			return
 		}
-		unix.Umask(umask)
+		if umask >= 0 {
+			unix.Umask(umask)
+		}
 		done <- f()
 	}
 	return <-done
@@ -131,7 +137,7 @@ func umaskOf(pid int) (int, error) {
 // bindPath binds sock to the path in addr, as process pid would, and
 // records the file it is bound to.
 func (c *Net) bindPath(pid, sock int, addr []byte) error {
-	err := fsWorker.do(pid, func() error { return rawSockaddrCall(unix.SYS_BIND, sock, addr) })
+	err := fsWorker.do(pid, true, func() error { return rawSockaddrCall(unix.SYS_BIND, sock, addr) })
 	if err == nil {
 		c.recordBound(sock)
 	}
@@ -142,10 +148,15 @@ func (c *Net) bindPath(pid, sock int, addr []byte) error {
 // would reach (links followed, as connect follows them), as an O_PATH
 // descriptor.
 func openTarget(pid int, addr []byte) (int, error) {
+	path := pathOf(addr)
+	if strings.HasPrefix(path, "/") {
+		// No working directory to stand in: any thread will do.
+		return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
 	fd := -1
-	err := fsWorker.do(pid, func() error {
+	err := fsWorker.do(pid, false, func() error {
 		var err error
-		fd, err = unix.Open(pathOf(addr), unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		return err
 	})
 	return fd, err
