@@ -81,6 +81,6 @@ func runLandlock(plan *Plan, path string) error {
 	} else if plan.stderr != nil {
 		fmt.Fprintf(plan.stderr, "grok-sandbox: warning: violations will not be logged: %s\n", printable.String(err.Error()))
 	}
-	code := sandboxinit.Supervise(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false)
+	code := sandboxinit.Supervise(cfg, BackendLandlock, events, restrict, 1, plan.Environ.Env, false, nil)
 	return &ExitError{Code: code}
 }

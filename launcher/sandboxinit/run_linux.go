@@ -2,14 +2,18 @@ package sandboxinit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/sandboxinit/childnet"
 	"grok-sandbox/launcher/sandboxinit/initcfg"
 	"grok-sandbox/launcher/sandboxinit/initproc"
@@ -25,8 +29,11 @@ import (
 //  1. makes itself non-dumpable, so that nothing in the sandbox can open
 //     its memory, whatever the kernel's ptrace policy;
 //  2. when bwrap had no room for every mask, mounts them (with the
-//     capabilities bwrap left for this), drops every capability and execs
-//     itself again with --masked, so nothing privileged survives;
+//     capabilities bwrap left for this), then drops every capability on
+//     every thread and closes every descriptor of that work, so nothing
+//     privileged survives (where the Go runtime cannot change every
+//     thread, it drops them on its own and execs itself again with
+//     --masked instead);
 //  3. checks that every layer it was asked for is in force (the filter,
 //     no_new_privs, no capability, the read-only and masked paths) and
 //     refuses to start the command otherwise;
@@ -60,6 +67,11 @@ func Run(args []string) int {
 	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
 		return fail("usage: %s FD PROFILE [--masked]", initcfg.Command)
 	}
+	// What this stage began with, before it opens anything.
+	atStart, err := openFDs()
+	if err != nil {
+		return fail("%v", err)
+	}
 	fd, err := strconv.Atoi(args[0])
 	if err != nil {
 		return fail("bad descriptor %q", args[0])
@@ -82,6 +94,8 @@ func Run(args []string) int {
 	}
 
 	runtime.LockOSThread()
+	// Signals are caught while the layers go on (see initproc.Catch).
+	catch := initproc.StartCatching()
 	if !masked {
 		// The staged layers first, then every layer's identity in the
 		// view the command will have, then the masks onto it.
@@ -119,13 +133,6 @@ func Run(args []string) int {
 				return fail("%v", err)
 			}
 		}
-		if err := initproc.DropCapabilities(); err != nil {
-			return fail("%v", err)
-		}
-		if _, err := unix.Seek(fd, 0, 0); err != nil {
-			return fail("rewinding the config: %v", err)
-		}
-		argv := []string{"grok-sandbox", initcfg.Command, args[0], args[1], "--masked"}
 		var env []string
 		if observer > 0 {
 			env = append(env, maskfs.PidEnv+"="+strconv.Itoa(observer))
@@ -133,8 +140,35 @@ func Run(args []string) int {
 		if starterPid > 0 {
 			env = append(env, starter.PidEnv+"="+strconv.Itoa(starterPid))
 		}
-		err := syscall.Exec("/proc/self/exe", argv, env)
-		return fail("re-exec after masking: %v", err)
+		// Every thread loses every capability at once, and the stage
+		// goes on here: one Go program start less per launch. Where the
+		// runtime cannot (a binary linked with cgo), this thread drops
+		// them and the stage execs itself again, which leaves one thread.
+		err := initproc.DropCapabilitiesEverywhere()
+		if err == nil {
+			err = closePrivileged(atStart)
+		}
+		switch {
+		case err == nil:
+			for _, kv := range env {
+				k, v, _ := strings.Cut(kv, "=")
+				if err := os.Setenv(k, v); err != nil {
+					return fail("%v", err)
+				}
+			}
+		case errors.Is(err, initproc.ErrOneThreadOnly):
+			if err := initproc.DropCapabilities(); err != nil {
+				return fail("%v", err)
+			}
+			if _, err := unix.Seek(fd, 0, 0); err != nil {
+				return fail("rewinding the config: %v", err)
+			}
+			argv := []string{"grok-sandbox", initcfg.Command, args[0], args[1], "--masked"}
+			err := syscall.Exec("/proc/self/exe", argv, env)
+			return fail("re-exec after masking: %v", err)
+		default:
+			return fail("%v", err)
+		}
 	}
 	unix.Close(fd)
 	if _, held := starter.Held(); cfg.User != nil && !held {
@@ -153,6 +187,9 @@ func Run(args []string) int {
 	if err := initproc.VerifyThread(cfg.Check.Filters, true); err != nil {
 		return fail("%v; refusing to start the command", err)
 	}
+	if err := initproc.VerifyAllThreads(); err != nil {
+		return fail("%v; refusing to start the command", err)
+	}
 	if err := verifyPaths(cfg.Check); err != nil {
 		return fail("%v; refusing to start the command", err)
 	}
@@ -165,7 +202,7 @@ func Run(args []string) int {
 	if _, err := unix.FcntlInt(uintptr(initcfg.FDEvents), unix.F_GETFD, 0); err == nil {
 		events = initcfg.FDEvents
 	}
-	return Supervise(&cfg, "bwrap", events, nil, cfg.Check.Filters, cfg.Env, true)
+	return Supervise(&cfg, "bwrap", events, nil, cfg.Check.Filters, cfg.Env, true, catch)
 }
 
 // carriedFDs are the descriptors the init stage's first run makes and
@@ -194,6 +231,54 @@ func reserveFDs() error {
 				return fmt.Errorf("dup3: %v", err)
 			}
 		}
+	}
+	return nil
+}
+
+// openFDs is the set of this process's open descriptors.
+func openFDs() (map[int]bool, error) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the init stage's descriptors: %v", err)
+	}
+	fds := map[int]bool{}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+				fds[fd] = true // not ReadDir's own, closed by now
+			}
+		}
+	}
+	return fds, nil
+}
+
+// closePrivileged leaves the init stage with the descriptors a re-exec
+// would have: the placeholders of carriedFDs that no channel replaced
+// (close-on-exec) are closed. Then every descriptor must be one the stage began with (given by
+// bwrap, or the Go runtime's before main), a carried channel, or one the
+// runtime or os/exec made since (the poller, pidfds of the helpers): any
+// other (a mount's or a directory's, say) refuses the launch, since it could
+// reach what the masks cover.
+func closePrivileged(atStart map[int]bool) error {
+	for _, fd := range carriedFDs {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC != 0 {
+			unix.Close(fd)
+		}
+	}
+	now, err := openFDs()
+	if err != nil {
+		return err
+	}
+	for fd := range now {
+		if atStart[fd] || slices.Contains(carriedFDs, fd) {
+			continue
+		}
+		target, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		switch target {
+		case "anon_inode:[eventpoll]", "anon_inode:[eventfd]", "anon_inode:[pidfd]":
+			continue
+		}
+		return fmt.Errorf("descriptor %d (%s) is left open after the masks were mounted; refusing to start the command", fd, printable.String(target))
 	}
 	return nil
 }

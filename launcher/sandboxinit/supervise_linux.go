@@ -121,8 +121,9 @@ func parentOf(pid int) (int, error) {
 // checks that thread's layers, answers the notifications (allowed for the
 // command's own threads, EACCES for every other process) until the command
 // exits, reaps every other child meanwhile when reaper is set (pid 1), and
-// returns the command's status (128+N for a signal, as shells do).
-func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() error, filters int, env []string, reaper bool) int {
+// returns the command's status (128+N for a signal, as shells do). catch,
+// when not nil, is the catching of pid 1's signals its caller began early.
+func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() error, filters int, env []string, reaper bool, catch *initproc.Catch) int {
 	arch, err := seccomp.HostArch()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
@@ -178,8 +179,10 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 	// too: any process in the sandbox can signal pid 1, and the Go runtime
 	// turns a SIGSEGV or SIGABRT sent with kill into a crash (with a
 	// traceback to the terminal) unless it is caught.
-	sigs := make(chan os.Signal, 8)
-	initproc.CatchSignals(sigs)
+	if catch == nil {
+		catch = initproc.StartCatching()
+	}
+	sigs := catch.C
 
 	var v *violations.Log
 	if notify != nil || cfg.Observe != nil {
@@ -200,6 +203,8 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			env = px.Env(env)
 		}
 	}
+	// Caught before anything of the command's runs.
+	catch.Wait()
 	type started struct {
 		proc     *os.Process
 		listener int

@@ -1,0 +1,162 @@
+package initproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrOneThreadOnly is DropCapabilitiesEverywhere's answer where it changed
+// nothing: in a binary the Go runtime cannot change every thread of (one
+// linked with cgo, such as a test binary), or while a thread that dropped
+// its own capabilities has not ended. The caller then drops its own
+// thread's capabilities and execs itself, which leaves one thread.
+var ErrOneThreadOnly = errors.New("cannot change every thread at once")
+
+// secureBits are NOROOT, NO_SETUID_FIXUP and KEEP_CAPS, each locked: root
+// regains no capability on exec, and none comes back with a uid change.
+const secureBits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5
+
+// DropCapabilitiesEverywhere does what DropCapabilities does, on every
+// thread of the process at once (syscall.AllThreadsSyscall), so that the
+// init stage can go on in the same process after its privileged steps
+// instead of execing itself again: securebits (while CAP_SETPCAP is still
+// held), every capability of the bounding set, the ambient set, the
+// permitted, effective and inheritable sets, then no_new_privs. Each call
+// stops every thread, so only the bounding set's members are dropped (bwrap
+// leaves a handful), not all 41. It returns ErrOneThreadOnly when the
+// runtime cannot (cgo), before changing anything.
+func DropCapabilitiesEverywhere() error {
+	// A thread that has dropped its own capabilities (to start a helper,
+	// then end locked) would fail each call below, and the runtime takes
+	// one thread's failure for a corruption it cannot survive: wait for
+	// such threads to end.
+	if err := awaitThreadsHolding(unix.CAP_SETPCAP, time.Second); err != nil {
+		return err
+	}
+	all := func(what string, trap uintptr, a1, a2, a3 uintptr) error {
+		if _, _, e := syscall.AllThreadsSyscall(trap, a1, a2, a3); e != 0 {
+			if e == syscall.ENOTSUP {
+				return ErrOneThreadOnly
+			}
+			return fmt.Errorf("%s on every thread: %v", what, e)
+		}
+		return nil
+	}
+	if err := all("setting securebits", unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secureBits, 0); err != nil {
+		return err
+	}
+	last := capLastCap()
+	for c := 0; c <= last; c++ {
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0)
+		if err != nil || in == 0 {
+			continue
+		}
+		if err := all(fmt.Sprintf("dropping capability %d from the bounding set", c), unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0); err != nil {
+			return err
+		}
+	}
+	if err := all("clearing ambient capabilities", unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
+		return err
+	}
+	// The same header and (zero) data for every thread: the kernel reads
+	// them and writes nothing back on success.
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := all("dropping capabilities", unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err != nil {
+		return err
+	}
+	return all("setting no_new_privs", unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0)
+}
+
+// awaitThreadsHolding returns once every thread of this process has
+// capability c in its effective set, or ErrOneThreadOnly after limit.
+func awaitThreadsHolding(c int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		missing := false
+		err := eachThread(func(tid string, status map[string]string) error {
+			eff, err := strconv.ParseUint(status["CapEff"], 16, 64)
+			if err != nil {
+				return fmt.Errorf("thread %s: bad CapEff %q", tid, status["CapEff"])
+			}
+			if eff&(1<<c) == 0 {
+				missing = true
+			}
+			return nil
+		})
+		if err != nil || !missing {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return ErrOneThreadOnly
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// eachThread calls f with each thread's id and the fields of its
+// /proc/self/task/TID/status; a thread that ends meanwhile is skipped.
+func eachThread(f func(tid string, status map[string]string) error) error {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return fmt.Errorf("cannot list this process's threads: %v", err)
+	}
+	if len(tasks) == 0 {
+		return errors.New("cannot list this process's threads: none")
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/status")
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("cannot read thread %s's status: %v", t.Name(), err)
+		}
+		got := map[string]string{}
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				got[k] = strings.TrimSpace(v)
+			}
+		}
+		if err := f(t.Name(), got); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capLastCap is the highest capability number this kernel knows.
+func capLastCap() int {
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return n
+		}
+	}
+	return 40
+}
+
+// VerifyAllThreads reads every thread's capability sets and no_new_privs
+// back from the kernel (/proc/self/task/*/status): none may hold a
+// capability, in any set, or lack no_new_privs. It is the check that
+// DropCapabilitiesEverywhere reached every thread.
+func VerifyAllThreads() error {
+	return eachThread(func(tid string, got map[string]string) error {
+		if got["NoNewPrivs"] != "1" {
+			return fmt.Errorf("thread %s has no no_new_privs", tid)
+		}
+		for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"} {
+			if v, ok := got[k]; !ok || strings.Trim(v, "0") != "" {
+				return fmt.Errorf("thread %s keeps capabilities (%s: %s)", tid, k, v)
+			}
+		}
+		return nil
+	})
+}
