@@ -38,6 +38,7 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   waitline FILE TEXT [N]    wait up to 30 s until FILE holds N (default 1) lines that
                             contain TEXT
   guard PID                 try to change PID's limits, scheduling, affinity,
+  ids FILE                  chown FILE and change ids, to the caller's own and to others
                             priorities and to queue it a SIGSEGV: one line each,
                             "refused" or "DONE"; then the same on itself (pid 0)
   tcp|udp|abstract ADDR     say ping, expect pong (ADDR or a file holding it)
@@ -237,6 +238,8 @@ func probeMain() int {
 		}
 	case "guard":
 		return probeGuard(one())
+	case "ids":
+		return probeIDs(one())
 	case "layers":
 		err = probeLayers(args)
 	case "pty":
@@ -1004,6 +1007,52 @@ func probeGuard(pidArg string) int {
 			}
 		}
 	}
+	return 0
+}
+
+// probeIDs prints, for each change of ids and each chown of file, to the
+// caller's own ids and to others', "NAME ok" or "NAME ERRNO". Raw
+// syscalls: they change only this thread, and only with the caller's own.
+func probeIDs(file string) int {
+	uid, gid := unix.Getuid(), unix.Getgid()
+	otherUID, otherGID := 0, 0
+	if uid == 0 {
+		otherUID = 1
+	}
+	if gid == 0 {
+		otherGID = 1
+	}
+	keep := -1
+	say := func(name string, e unix.Errno) {
+		if e == 0 {
+			fmt.Println(name, "ok")
+		} else {
+			fmt.Println(name, unix.ErrnoName(e))
+		}
+	}
+	sys := func(trap uintptr, a ...int) unix.Errno {
+		args := [3]uintptr{}
+		for i, v := range a {
+			args[i] = uintptr(v)
+		}
+		_, _, e := unix.RawSyscall(trap, args[0], args[1], args[2])
+		return e
+	}
+	chown := func(u, g int) unix.Errno {
+		if err := unix.Chown(file, u, g); err != nil {
+			return err.(unix.Errno)
+		}
+		return 0
+	}
+	say("chown-own", chown(uid, gid))
+	say("chown-keep", chown(keep, keep))
+	say("chown-other-uid", chown(otherUID, keep))
+	say("chown-other-gid", chown(keep, otherGID))
+	say("setresuid-own", sys(unix.SYS_SETRESUID, uid, uid, uid))
+	say("setuid-other", sys(unix.SYS_SETUID, otherUID))
+	say("setgid-other", sys(unix.SYS_SETGID, otherGID))
+	say("setreuid-other", sys(unix.SYS_SETREUID, keep, otherUID))
+	say("setresgid-other", sys(unix.SYS_SETRESGID, keep, keep, otherGID))
 	return 0
 }
 

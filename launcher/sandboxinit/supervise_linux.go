@@ -141,6 +141,17 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 	// gets its filter from its starter, with the refusal of any further
 	// user namespace in it.
 	blockUserNS := cfg.User != nil && cfg.User.BlockUserNamespaces
+	// Under bwrap the command's namespace maps its own uid and gid only
+	// (root's, or yours): another id is refused with EPERM, as outside,
+	// not with the kernel's EINVAL for an unmapped id. The command runs
+	// with this process's ids unless a starter gives it yours.
+	var ownIDs *seccomp.IDs
+	if backend == "bwrap" {
+		ownIDs = &seccomp.IDs{UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+		if cfg.User != nil {
+			ownIDs.UID, ownIDs.GID = uint32(cfg.User.UID), uint32(cfg.User.GID)
+		}
+	}
 	var plain []bpf.RawInstruction // a filter that notifies nothing
 	if cfg.Network == seccomp.NetworkNotify || observe.Paths {
 		network := seccomp.NetworkUnfiltered // the base filter has the rest
@@ -150,7 +161,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		// With the children's own namespace, their Unix sockets come
 		// from it too (see childnet).
 		unixNotify := cfg.ChildNet && network == seccomp.NetworkNotify
-		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify}, arch); err != nil {
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, OwnIDs: ownIDs}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return initcfg.ExitRefused
 		}
@@ -163,8 +174,8 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			}
 		}
 	}
-	if notify == nil && blockUserNS {
-		if plain, err = seccomp.Build(seccomp.Rules{BlockUserNamespaces: true}, arch); err != nil {
+	if notify == nil && (blockUserNS || ownIDs != nil) {
+		if plain, err = seccomp.Build(seccomp.Rules{BlockUserNamespaces: blockUserNS, OwnIDs: ownIDs}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return initcfg.ExitRefused
 		}
@@ -242,9 +253,16 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			}
 		}
 		listener, want := -1, filters
-		if notify != nil {
+		switch {
+		case notify != nil:
 			var err error
 			if listener, err = seccomp.InstallWithListener(notify); err != nil {
+				ch <- started{err: err, refused: true}
+				return
+			}
+			want++
+		case plain != nil:
+			if err := seccomp.Install(plain); err != nil {
 				ch <- started{err: err, refused: true}
 				return
 			}

@@ -65,6 +65,9 @@ func TestSyscallTableMatchesXSys(t *testing.T) {
 		"pidfd_send_signal": unix.SYS_PIDFD_SEND_SIGNAL, "fcntl": unix.SYS_FCNTL,
 		"add_key": unix.SYS_ADD_KEY, "request_key": unix.SYS_REQUEST_KEY, "keyctl": unix.SYS_KEYCTL,
 		"bind": unix.SYS_BIND, "listen": unix.SYS_LISTEN,
+		"setuid": unix.SYS_SETUID, "setgid": unix.SYS_SETGID, "setreuid": unix.SYS_SETREUID,
+		"setregid": unix.SYS_SETREGID, "setresuid": unix.SYS_SETRESUID, "setresgid": unix.SYS_SETRESGID,
+		"fchown": unix.SYS_FCHOWN,
 		"fchmod": unix.SYS_FCHMOD, "mknodat": unix.SYS_MKNODAT,
 		"fchmodat": unix.SYS_FCHMODAT, "openat2": unix.SYS_OPENAT2, "fchmodat2": unix.SYS_FCHMODAT2,
 		// The file observer's (BuildObserver's syscalls and its reports).

@@ -118,10 +118,40 @@ type Rules struct {
 	// file descriptors, no file size: no event log), or crash the Go
 	// runtime, which takes a queued SIGSEGV for a real fault.
 	GuardOthers bool
+	// OwnIDs, when set, fails with EPERM every uid or gid change and every
+	// chown naming a uid or gid other than these (or -1, "unchanged"):
+	// in a user namespace that maps only the caller's own ids the kernel
+	// answers EINVAL for any other, which programs take for a bad
+	// argument (CPython's subprocess with user= or group= raises
+	// it; its tests expect EPERM), where outside, for an ordinary user, the
+	// same call fails with EPERM.
+	OwnIDs *IDs
 	// Observe sends the syscalls the file observer logs to the supervisor
 	// (USER_NOTIF), which lets every one go on. Not with BlockSetID, which
 	// decides open and creat first.
 	Observe Observe
+}
+
+// IDs are a uid and a gid.
+type IDs struct{ UID, GID uint32 }
+
+// idArgs are the syscalls OwnIDs checks, each with the arguments that
+// hold a uid or a gid. setfsuid and setfsgid are left out: they report no
+// error, only the previous id.
+var idArgs = []struct {
+	name string
+	args []idArg
+}{
+	{"setuid", []idArg{{0, false}}}, {"setreuid", []idArg{{0, false}, {1, false}}}, {"setresuid", []idArg{{0, false}, {1, false}, {2, false}}},
+	{"setgid", []idArg{{0, true}}}, {"setregid", []idArg{{0, true}, {1, true}}}, {"setresgid", []idArg{{0, true}, {1, true}, {2, true}}},
+	{"chown", []idArg{{1, false}, {2, true}}}, {"lchown", []idArg{{1, false}, {2, true}}},
+	{"fchown", []idArg{{1, false}, {2, true}}}, {"fchownat", []idArg{{2, false}, {3, true}}},
+}
+
+// idArg is an argument holding a uid, or a gid.
+type idArg struct {
+	arg int
+	gid bool
 }
 
 // modeArg is the argument that holds the mode of each syscall BlockSetID
@@ -266,6 +296,13 @@ var tables = map[Arch]table{
 			"readlink":    89,
 			"chown":       92,
 			"lchown":      94,
+			"fchown":      93,
+			"setuid":      105,
+			"setgid":      106,
+			"setreuid":    113,
+			"setregid":    114,
+			"setresuid":   117,
+			"setresgid":   119,
 			"getxattr":    191,
 			"lgetxattr":   192,
 			"listxattr":   194,
@@ -345,6 +382,13 @@ var tables = map[Arch]table{
 			"faccessat":          48,
 			"chdir":              49,
 			"fchownat":           54,
+			"fchown":             55,
+			"setregid":           143,
+			"setgid":             144,
+			"setreuid":           145,
+			"setuid":             146,
+			"setresuid":          147,
+			"setresgid":          149,
 			"readlinkat":         78,
 			"newfstatat":         79,
 			"utimensat":          88,
@@ -406,6 +450,7 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	setpriority/ioprio_set not of the caller itself -> ERRNO(EPERM) [GuardOthers]
 //	rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal with a siginfo: a fault signal -> ERRNO(EPERM) [GuardOthers]
 //	fcntl(F_SETSIG, a fault signal)       -> ERRNO(EPERM)           [GuardOthers]
+//	set*uid/set*gid, chown & co., low32(an id) not in {own, -1} -> ERRNO(EPERM) [OwnIDs]
 //	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths]
 //	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
 //	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
@@ -490,6 +535,13 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, nr("rt_tgsigqueueinfo"), "g_sig2", "")
 		a.jumpIf(bpf.JumpEqual, nr("pidfd_send_signal"), "g_pidfd", "")
 		a.jumpIf(bpf.JumpEqual, nr("fcntl"), "g_fcntl", "")
+	}
+	if r.OwnIDs != nil {
+		for _, c := range idArgs {
+			if n, ok := t.nr[c.name]; ok {
+				a.jumpIf(bpf.JumpEqual, uint32(n), "id_"+c.name, "")
+			}
+		}
 	}
 	if r.Observe.Paths {
 		if r.BlockSetID {
@@ -600,6 +652,27 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		}
 		a.label("observe")
 		a.ret(RetUserNotif)
+	}
+	if r.OwnIDs != nil {
+		// uid_t and gid_t are 32 bits: the kernel reads the low half.
+		for _, c := range idArgs {
+			if _, ok := t.nr[c.name]; !ok {
+				continue
+			}
+			a.label("id_" + c.name)
+			for k, id := range c.args {
+				own := r.OwnIDs.UID
+				if id.gid {
+					own = r.OwnIDs.GID
+				}
+				next := fmt.Sprintf("id_%s_%d", c.name, k)
+				a.load(offArgLow(id.arg))
+				a.jumpIf(bpf.JumpEqual, own, next, "")
+				a.jumpIf(bpf.JumpNotEqual, 0xffffffff, "eperm", "")
+				a.label(next)
+			}
+			a.ret(RetAllow)
+		}
 	}
 	if r.GuardOthers {
 		// pid_t, int and the signal number are C ints: the low half.

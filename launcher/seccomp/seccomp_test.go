@@ -419,6 +419,80 @@ func TestBlockSetID(t *testing.T) {
 	}
 }
 
+// OwnIDs: an id change or chown naming another uid or gid fails with EPERM
+// (whatever the high half of the argument), one naming the caller's own or
+// -1 passes; without the rule every one passes.
+func TestOwnIDs(t *testing.T) {
+	const uid, gid, other, keep = 1000, 100, 0, 0xffffffff
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		on, err := Build(Rules{OwnIDs: &IDs{UID: uid, GID: gid}, BlockTerminalInjection: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := Build(Rules{BlockTerminalInjection: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := []struct {
+			name string
+			args []uint64
+			want uint32
+		}{
+			{"setuid", []uint64{uid}, RetAllow},
+			{"setuid", []uint64{other}, eperm},
+			{"setuid", []uint64{65533}, eperm},
+			{"setuid", []uint64{1<<32 | uid}, RetAllow},
+			{"setuid", []uint64{gid}, eperm}, // a uid is not checked against the gid
+			{"setgid", []uint64{gid}, RetAllow},
+			{"setgid", []uint64{uid}, eperm},
+			{"setreuid", []uint64{keep, uid}, RetAllow},
+			{"setreuid", []uint64{uid, other}, eperm},
+			{"setreuid", []uint64{other, keep}, eperm},
+			{"setregid", []uint64{gid, gid}, RetAllow},
+			{"setregid", []uint64{gid, 50}, eperm},
+			{"setresuid", []uint64{uid, uid, uid}, RetAllow},
+			{"setresuid", []uint64{uid, uid, other}, eperm},
+			{"setresuid", []uint64{0xffffffffffffffff, keep, keep}, RetAllow},
+			{"setresgid", []uint64{keep, other, keep}, eperm},
+			{"fchown", []uint64{3, uid, gid}, RetAllow},
+			{"fchown", []uint64{3, keep, gid}, RetAllow},
+			{"fchown", []uint64{3, uid, keep}, RetAllow},
+			{"fchown", []uint64{3, other, gid}, eperm},
+			{"fchown", []uint64{3, uid, other}, eperm},
+			{"fchown", []uint64{3, keep, 65534}, eperm},
+			{"fchownat", []uint64{3, 0, uid, gid, 0}, RetAllow},
+			{"fchownat", []uint64{3, 0, 65533, gid, 0}, eperm},
+			{"fchownat", []uint64{3, 0, keep, other, 0}, eperm},
+			{"ioctl", []uint64{0, tiocsti}, eperm},
+			{"openat", []uint64{0, 0, 0}, RetAllow},
+		}
+		if _, ok := tables[arch].nr["chown"]; ok {
+			cases = append(cases, struct {
+				name string
+				args []uint64
+				want uint32
+			}{"chown", []uint64{0, uid, other}, eperm}, struct {
+				name string
+				args []uint64
+				want uint32
+			}{"lchown", []uint64{0, keep, gid}, RetAllow})
+		}
+		for _, c := range cases {
+			data := seccompData(aa, mustNr(t, arch, c.name), c.args...)
+			if got := run(t, on, data); got != c.want {
+				t.Errorf("%s: %s(%#x) = %s, want %s", arch, c.name, c.args, retName(got), retName(c.want))
+			}
+			if c.name == "ioctl" {
+				continue
+			}
+			if got := run(t, off, data); got != RetAllow {
+				t.Errorf("%s: %s(%#x) without the rule = %s", arch, c.name, c.args, retName(got))
+			}
+		}
+	}
+}
+
 // bind and listen go to the supervisor with the other network calls: a
 // child cannot serve on a host Unix or abstract socket.
 func TestBindListenAreNetwork(t *testing.T) {
