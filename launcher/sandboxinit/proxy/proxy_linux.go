@@ -340,14 +340,16 @@ func writeAll(fd int, b []byte) error {
 func pipe(a, b int) {
 	done := make(chan struct{}, 2)
 	cp := func(dst, src int) {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := unix.Read(src, buf)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n == 0 || writeAll(dst, buf[:n]) != nil {
-				break
+		if !splice(dst, src) {
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := unix.Read(src, buf)
+				if err == unix.EINTR {
+					continue
+				}
+				if err != nil || n == 0 || writeAll(dst, buf[:n]) != nil {
+					break
+				}
 			}
 		}
 		_ = unix.Shutdown(dst, unix.SHUT_WR)
@@ -357,6 +359,49 @@ func pipe(a, b int) {
 	go cp(b, a)
 	<-done
 	<-done
+}
+
+// spliceChunk is what one splice asks for; the pipe between the sockets
+// is grown to it where the system allows.
+const spliceChunk = 1 << 20
+
+// splice copies src to dst through a pipe, in the kernel (no copy through
+// this process: the proxy moved data at well under half of a direct
+// download's rate copying it through user space). It returns false, having
+// moved nothing, where splice cannot be used (no pipe, a socket it does not
+// support): then the caller copies.
+func splice(dst, src int) bool {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return false
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	_, _ = unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, spliceChunk)
+	first := true
+	for {
+		n, err := unix.Splice(src, nil, p[1], nil, spliceChunk, unix.SPLICE_F_MOVE|unix.SPLICE_F_MORE)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil && first && (err == unix.EINVAL || err == unix.ENOSYS) {
+			return false
+		}
+		first = false
+		if err != nil || n == 0 {
+			return true
+		}
+		for n > 0 {
+			m, err := unix.Splice(p[0], nil, dst, nil, int(n), unix.SPLICE_F_MOVE|unix.SPLICE_F_MORE)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || m == 0 {
+				return true
+			}
+			n -= m
+		}
+	}
 }
 
 // isLoopback is whether host names the loopback: localhost, *.localhost
