@@ -936,7 +936,8 @@ func probeServeHTTP(addr, file string) error {
 
 // probeGuard tries, against pid and then against itself (0), each change
 // the sandbox refuses for another process: one line each, "NAME refused
-// (ERRNO)" or "NAME DONE". A queued SIGSEGV to itself is not tried.
+// (ERRNO)" or "NAME DONE". A queued SIGSEGV to itself is not tried. Last,
+// setpriority of its own pid and of its parent's.
 func probeGuard(pidArg string) int {
 	pid, err := strconv.Atoi(pidArg)
 	if err != nil {
@@ -1006,6 +1007,23 @@ func probeGuard(pidArg string) int {
 				unix.Close(fd)
 			}
 		}
+	}
+	// Its own priority by its pid spelled out (CPython's os.setpriority(
+	// PRIO_PROCESS, os.getpid(), ...)), then its parent's (a shell).
+	for _, t := range []struct {
+		who  string
+		pid  int
+		nice int
+	}{{"own", os.Getpid(), 1}, {"parent", os.Getppid(), 2}} {
+		if t.pid <= 1 {
+			continue
+		}
+		if e := unix.Setpriority(unix.PRIO_PROCESS, t.pid, t.nice); e != nil {
+			fmt.Printf("%s setpriority refused (%v)\n", t.who, e)
+			continue
+		}
+		prio, e := unix.Getpriority(unix.PRIO_PROCESS, t.pid)
+		fmt.Printf("%s setpriority DONE (nice %d, %v)\n", t.who, 20-prio, e)
 	}
 	return 0
 }

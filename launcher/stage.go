@@ -72,6 +72,9 @@ func bwrapNetwork(p *policy.Policy) seccomp.Network {
 // (see launcher/sandboxinit/starter).
 func bwrapBaseRules(p *policy.Policy, o argv.Options) seccomp.Rules {
 	r := baseRules(p)
+	// The command's own filter decides setpriority with a pid: it lets a
+	// process change its own threads' priorities (see launcher/sandboxinit).
+	r.PriorityToCommand = true
 	if p.Network.Isolate {
 		r.Network = seccomp.NetworkUnfiltered
 	}

@@ -235,17 +235,22 @@ func reserveFDs() error {
 	return nil
 }
 
-// openFDs is the set of this process's open descriptors.
-func openFDs() (map[int]bool, error) {
+// fdIdentity is what a descriptor refers to: its file's device and inode.
+type fdIdentity struct{ dev, ino uint64 }
+
+// openFDs is this process's open descriptors, each with what it refers to
+// (a number alone could have been closed and reused meanwhile).
+func openFDs() (map[int]fdIdentity, error) {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the init stage's descriptors: %v", err)
 	}
-	fds := map[int]bool{}
+	fds := map[int]fdIdentity{}
 	for _, e := range ents {
 		if fd, err := strconv.Atoi(e.Name()); err == nil {
-			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
-				fds[fd] = true // not ReadDir's own, closed by now
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil { // not ReadDir's own, closed by now
+				fds[fd] = fdIdentity{uint64(st.Dev), st.Ino}
 			}
 		}
 	}
@@ -254,12 +259,13 @@ func openFDs() (map[int]bool, error) {
 
 // closePrivileged leaves the init stage with the descriptors a re-exec
 // would have: the placeholders of carriedFDs that no channel replaced
-// (close-on-exec) are closed. Then every descriptor must be one the stage began with (given by
-// bwrap, or the Go runtime's before main), a carried channel, or one the
-// runtime or os/exec made since (the poller, pidfds of the helpers): any
-// other (a mount's or a directory's, say) refuses the launch, since it could
-// reach what the masks cover.
-func closePrivileged(atStart map[int]bool) error {
+// (close-on-exec) are closed. Then every descriptor must be one the stage
+// began with, still referring to the same file (given by bwrap, or the Go
+// runtime's before main), a carried channel, or one the runtime or os/exec
+// made since (the poller, pidfds of the helpers): any other (a mount's or
+// a directory's, say) refuses the launch, since it could reach what the
+// masks cover.
+func closePrivileged(atStart map[int]fdIdentity) error {
 	for _, fd := range carriedFDs {
 		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC != 0 {
 			unix.Close(fd)
@@ -269,8 +275,8 @@ func closePrivileged(atStart map[int]bool) error {
 	if err != nil {
 		return err
 	}
-	for fd := range now {
-		if atStart[fd] || slices.Contains(carriedFDs, fd) {
+	for fd, id := range now {
+		if was, ok := atStart[fd]; (ok && was == id) || slices.Contains(carriedFDs, fd) {
 			continue
 		}
 		target, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))

@@ -153,7 +153,11 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		}
 	}
 	var plain []bpf.RawInstruction // a filter that notifies nothing
-	if cfg.Network == seccomp.NetworkNotify || observe.Paths {
+	// Under bwrap the base filter leaves setpriority with a pid to this
+	// one: the supervisor lets it through for the caller's own process.
+	priority := backend == "bwrap"
+	prioNr, _ := seccomp.SyscallNr(arch, "setpriority")
+	if cfg.Network == seccomp.NetworkNotify || observe.Paths || priority {
 		network := seccomp.NetworkUnfiltered // the base filter has the rest
 		if cfg.Network == seccomp.NetworkNotify {
 			network = seccomp.NetworkNotify
@@ -161,7 +165,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		// With the children's own namespace, their Unix sockets come
 		// from it too (see childnet).
 		unixNotify := cfg.ChildNet && network == seccomp.NetworkNotify
-		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, OwnIDs: ownIDs}, arch); err != nil {
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, OwnIDs: ownIDs, PriorityNotify: priority}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return initcfg.ExitRefused
 		}
@@ -312,9 +316,12 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			if cfg.Isolated {
 				allow = func(int) bool { return false }
 			}
-			var observe func(seccomp.Notification, seccomp.Reply) bool
-			if watch != nil {
-				observe = func(n seccomp.Notification, r seccomp.Reply) bool { return watch.Seen(v, n, r) }
+			observe := func(n seccomp.Notification, r seccomp.Reply) bool {
+				if priority && n.Nr == prioNr {
+					seccomp.OwnProcessOnly(n, r, 1)
+					return true
+				}
+				return watch != nil && watch.Seen(v, n, r)
 			}
 			// Should the loop end on an error, the listener is closed: every
 			// pending and later notified call then fails (ENOSYS) instead of
@@ -323,7 +330,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			if cfg.Network != seccomp.NetworkNotify {
 				// Only the file observer's syscalls notify.
 				err = seccomp.ObserveUntil(st.listener, forever, func(n seccomp.Notification, r seccomp.Reply) {
-					if !watch.Seen(v, n, r) {
+					if !observe(n, r) {
 						_ = r.Continue()
 					}
 				})

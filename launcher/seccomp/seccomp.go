@@ -118,6 +118,16 @@ type Rules struct {
 	// file descriptors, no file size: no event log), or crash the Go
 	// runtime, which takes a queued SIGSEGV for a real fault.
 	GuardOthers bool
+	// PriorityToCommand (with GuardOthers) lets setpriority with
+	// PRIO_PROCESS and a pid through, for the command's own filter to
+	// decide (PriorityNotify): the base filter cannot tell a caller's own
+	// pid from pid 1's. Every other which stays refused.
+	PriorityToCommand bool
+	// PriorityNotify sends setpriority with PRIO_PROCESS and a pid to the
+	// supervisor, which lets it through for a thread of the caller's own
+	// process only (CPython's os.setpriority(PRIO_PROCESS, os.getpid(), …));
+	// another which, with a pid, fails with EPERM.
+	PriorityNotify bool
 	// OwnIDs, when set, fails with EPERM every uid or gid change and every
 	// chown naming a uid or gid other than these (or -1, "unchanged"):
 	// in a user namespace that maps only the caller's own ids the kernel
@@ -403,6 +413,13 @@ var tables = map[Arch]table{
 	},
 }
 
+// SyscallNr returns the number of syscall name on arch, if this package
+// knows it.
+func SyscallNr(arch Arch, name string) (int32, bool) {
+	n, ok := tables[arch].nr[name]
+	return n, ok
+}
+
 // SyscallName returns the name of syscall nr on arch for event-log messages
 // ("socket", "connect", ...), or "syscall_<nr>" when this package does not
 // know it.
@@ -448,6 +465,8 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	prlimit64, args[0] != 0 && args[2] != 0 -> ERRNO(EPERM)         [GuardOthers]
 //	sched_set{affinity,scheduler,param,attr}, args[0] != 0 -> ERRNO(EPERM) [GuardOthers]
 //	setpriority/ioprio_set not of the caller itself -> ERRNO(EPERM) [GuardOthers]
+//	  (setpriority, PRIO_PROCESS with a pid: ALLOW [PriorityToCommand])
+//	setpriority, who != 0: PRIO_PROCESS -> USER_NOTIF, else ERRNO(EPERM) [PriorityNotify]
 //	rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal with a siginfo: a fault signal -> ERRNO(EPERM) [GuardOthers]
 //	fcntl(F_SETSIG, a fault signal)       -> ERRNO(EPERM)           [GuardOthers]
 //	set*uid/set*gid, chown & co., low32(an id) not in {own, -1} -> ERRNO(EPERM) [OwnIDs]
@@ -472,6 +491,12 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 	t, ok := tables[arch]
 	if !ok {
 		return nil, fmt.Errorf("seccomp: unsupported architecture %q", arch)
+	}
+	if r.PriorityNotify && r.GuardOthers {
+		return nil, errors.New("seccomp: PriorityNotify is for the command's own filter, not with GuardOthers")
+	}
+	if r.PriorityToCommand && !r.GuardOthers {
+		return nil, errors.New("seccomp: PriorityToCommand relaxes GuardOthers, which is not set")
 	}
 	var netRet uint32
 	switch r.Network {
@@ -542,6 +567,9 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 				a.jumpIf(bpf.JumpEqual, uint32(n), "id_"+c.name, "")
 			}
 		}
+	}
+	if r.PriorityNotify {
+		a.jumpIf(bpf.JumpEqual, nr("setpriority"), "prio_notify", "")
 	}
 	if r.Observe.Paths {
 		if r.BlockSetID {
@@ -694,8 +722,10 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.label("g_prio") // which == PRIO_PROCESS (0), who == 0
 		a.load(offArgLow(0))
 		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
-		a.load(offArgLow(1))
-		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		if !r.PriorityToCommand {
+			a.load(offArgLow(1))
+			a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		}
 		a.ret(RetAllow)
 
 		a.label("g_ioprio") // which == IOPRIO_WHO_PROCESS (1), who == 0
@@ -731,6 +761,16 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			}
 			a.ret(RetAllow)
 		}
+	}
+	if r.PriorityNotify {
+		// which and who are C ints: the low half. Another which than
+		// PRIO_PROCESS with a who names a group or a user (pid 1's).
+		a.label("prio_notify")
+		a.load(offArgLow(1))
+		a.jumpIf(bpf.JumpEqual, 0, "allow", "")
+		a.load(offArgLow(0))
+		a.jumpIf(bpf.JumpNotEqual, 0, "eperm", "")
+		a.ret(RetUserNotif)
 	}
 	a.label("allow")
 	a.ret(RetAllow)

@@ -124,6 +124,34 @@ func Tgid(tid int) (int, error) {
 	return 0, fmt.Errorf("seccomp: /proc/%d/status: no Tgid", tid)
 }
 
+// OwnProcessOnly answers a notified call whose argument arg names a
+// thread (setpriority's who, under Rules.PriorityNotify): it goes on when
+// that thread belongs to the caller's own process, fails with EPERM when
+// it belongs to another (pid 1's, a helper's, a sibling's), and with
+// ESRCH when there is none, as the kernel would. The caller is blocked in
+// the call, so a target that is the caller itself cannot change; another
+// thread of its own could end and its number be reused before the call
+// goes on only after the pid space wrapped around.
+func OwnProcessOnly(n Notification, r Reply, arg int) {
+	who := int(int32(n.Args[arg]))
+	caller, err := Tgid(n.Pid)
+	if err != nil {
+		_ = r.Return(0, unix.ESRCH) // the caller is gone
+		return
+	}
+	target, err := Tgid(who)
+	switch {
+	case !r.Valid():
+		return
+	case err != nil:
+		_ = r.Return(0, unix.ESRCH)
+	case target != caller:
+		_ = r.Return(0, unix.EPERM)
+	default:
+		_ = r.Continue()
+	}
+}
+
 // AllowThreadGroup returns an allow function for Supervise that allows the
 // threads of process pid (pid as seen in the supervisor's pid namespace).
 //

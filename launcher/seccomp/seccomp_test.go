@@ -493,6 +493,59 @@ func TestOwnIDs(t *testing.T) {
 	}
 }
 
+// setpriority with a pid: refused by GuardOthers alone; let through by the
+// base filter with PriorityToCommand, for the command's filter
+// (PriorityNotify) to send to the supervisor; another which with a pid is
+// refused by both; the caller itself (who 0) passes everywhere.
+func TestPriorityNotify(t *testing.T) {
+	const prioProcess, prioPgrp, prioUser = 0, 1, 2
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		guard, err := Build(Rules{GuardOthers: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := Build(Rules{GuardOthers: true, PriorityToCommand: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		command, err := Build(Rules{PriorityNotify: true}, arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			which, who           uint64
+			guard, base, command uint32
+		}{
+			{prioProcess, 0, RetAllow, RetAllow, RetAllow},
+			{prioProcess, 1, eperm, RetAllow, RetUserNotif},
+			{prioProcess, 4242, eperm, RetAllow, RetUserNotif},
+			{prioProcess, 1<<32 | 0, RetAllow, RetAllow, RetAllow},
+			{prioPgrp, 0, eperm, eperm, RetAllow},
+			{prioPgrp, 7, eperm, eperm, eperm},
+			{prioUser, 0, eperm, eperm, RetAllow},
+			{prioUser, 1000, eperm, eperm, eperm},
+		} {
+			data := seccompData(aa, mustNr(t, arch, "setpriority"), c.which, c.who, 10)
+			for _, f := range []struct {
+				name string
+				prog []bpf.RawInstruction
+				want uint32
+			}{{"GuardOthers", guard, c.guard}, {"PriorityToCommand", base, c.base}, {"PriorityNotify", command, c.command}} {
+				if got := run(t, f.prog, data); got != f.want {
+					t.Errorf("%s: %s: setpriority(%d, %#x) = %s, want %s", arch, f.name, c.which, c.who, retName(got), retName(f.want))
+				}
+			}
+		}
+		if _, err := Build(Rules{PriorityNotify: true, GuardOthers: true}, arch); err == nil {
+			t.Errorf("%s: PriorityNotify with GuardOthers built", arch)
+		}
+		if _, err := Build(Rules{PriorityToCommand: true}, arch); err == nil {
+			t.Errorf("%s: PriorityToCommand without GuardOthers built", arch)
+		}
+	}
+}
+
 // bind and listen go to the supervisor with the other network calls: a
 // child cannot serve on a host Unix or abstract socket.
 func TestBindListenAreNetwork(t *testing.T) {
