@@ -164,6 +164,11 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				return os.Geteuid() == 0, nil
 			case "fuse":
 				return fuseWorks(asUser)
+			case "cgo":
+				// The init stage re-execs itself after the masks (and
+				// starts a net helper process) instead of going on in
+				// place.
+				return linkedCgo, nil
 			case "nodata":
 				_, err := os.Lstat("/data")
 				return os.IsNotExist(err), nil

@@ -119,11 +119,23 @@ func Run(args []string) int {
 		}
 		// The children's private network namespace is made here, while
 		// this process still holds the capabilities for it, by a thread
-		// that drops them and starts the net helper in it (see
-		// launcher/sandboxinit/childnet); the helper outlives the re-exec.
+		// that stays in it and starts the net helper there once no thread
+		// holds a capability (see launcher/sandboxinit/childnet).
+		helperFailed := func(err error) {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
+		}
+		var helper *childnet.Helper
 		if cfg.ChildNet {
-			if err := childnet.StartHelper(); err != nil {
-				fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
+			var err error
+			if helper, err = childnet.PrepareHelper(); err != nil {
+				helperFailed(err)
+			}
+		}
+		startHelper := func() {
+			if helper != nil {
+				if err := helper.Start(); err != nil {
+					helperFailed(err)
+				}
 			}
 		}
 		starterPid := 0
@@ -146,6 +158,13 @@ func Run(args []string) int {
 		// them and the stage execs itself again, which leaves one thread.
 		err := initproc.DropCapabilitiesEverywhere()
 		if err == nil {
+			// The namespace's thread, capability-free now, serves the
+			// children's sockets itself: no helper process.
+			if helper != nil {
+				if err := helper.Serve(); err != nil {
+					helperFailed(err)
+				}
+			}
 			err = closePrivileged(atStart)
 		}
 		switch {
@@ -157,6 +176,7 @@ func Run(args []string) int {
 				}
 			}
 		case errors.Is(err, initproc.ErrOneThreadOnly):
+			startHelper()
 			if err := initproc.DropCapabilities(); err != nil {
 				return fail("%v", err)
 			}

@@ -171,7 +171,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		}
 		if cfg.ChildNet && cfg.Network == seccomp.NetworkNotify {
 			// No helper on its descriptor: Run has warned.
-			if _, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0); err == nil {
+			if childnet.Ready() {
 				if cnet, err = childnet.Open(arch); err != nil {
 					fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
 				}

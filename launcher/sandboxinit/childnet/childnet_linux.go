@@ -50,33 +50,77 @@ func helperMakes(domain, typ, proto int) bool {
 	return childFamily(domain, proto) && (domain != unix.AF_UNIX || isUnixStream(typ))
 }
 
-// StartHelper makes the private namespace and starts the helper in it,
-// leaving the supervisor's end of their socket pair on initcfg.FDNetHelper
-// (not close-on-exec: it must survive the re-exec). It needs CAP_SYS_ADMIN
-// (unshare) and CAP_NET_ADMIN (lo up) on the calling process's threads;
-// the thread that uses them drops every capability before the helper
-// starts, and then ends.
-func StartHelper() error {
+// Helper is the children's private namespace, made by PrepareHelper while
+// the init stage still holds the capabilities for it (CAP_SYS_ADMIN to
+// unshare, CAP_NET_ADMIN to bring lo up), on a thread that keeps it. That
+// thread then makes the children's sockets itself (Serve), or, in a build
+// linked with cgo, starts the net helper process that does (Start).
+type Helper struct {
+	sp   [2]int
+	do   chan helperMode
+	errc chan error
+	reqs chan socketCall
+}
+
+// helperMode is what the namespace's thread does once Start or Serve says.
+type helperMode int
+
+const (
+	startProcess   helperMode = iota // drop this thread's capabilities, then start the helper process
+	serveInProcess                   // make the children's sockets itself, for good
+)
+
+// socketCall is one socket asked of the namespace's thread (Serve).
+type socketCall struct {
+	domain, typ, proto int
+	reply              chan socketResult
+}
+
+type socketResult struct {
+	fd  int
+	err error
+}
+
+// inProcess is the namespace's thread serving in this process (Serve),
+// when it does: Open uses it instead of a helper process.
+var inProcess *Helper
+
+// PrepareHelper makes the namespace on a thread of its own, which then
+// waits for Start.
+func PrepareHelper() (*Helper, error) {
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("socketpair: %v", err)
+		return nil, fmt.Errorf("socketpair: %v", err)
 	}
-	errc := make(chan error, 1)
+	h := &Helper{sp: [2]int{sp[0], sp[1]}, do: make(chan helperMode), errc: make(chan error, 1)}
+	ready := make(chan error, 1)
 	go func() {
 		// Never unlocked: the goroutine ends locked, and its thread, still
 		// in the private namespace, ends with it.
 		runtime.LockOSThread()
-		errc <- func() error {
-			// Closed through its os.File only: a finalizer would close the
-			// number again, whatever it names by then.
-			f := os.NewFile(uintptr(sp[1]), "net-helper")
-			defer f.Close()
-			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-				return fmt.Errorf("unshare(CLONE_NEWNET): %v", err)
-			}
-			if err := loopbackUp(); err != nil {
-				return err
-			}
+		// Closed through its os.File only: a finalizer would close the
+		// number again, whatever it names by then.
+		f := os.NewFile(uintptr(sp[1]), "net-helper")
+		defer f.Close()
+		err := unix.Unshare(unix.CLONE_NEWNET)
+		if err != nil {
+			err = fmt.Errorf("unshare(CLONE_NEWNET): %v", err)
+		} else {
+			err = loopbackUp()
+		}
+		ready <- err
+		if err != nil {
+			return
+		}
+		mode := <-h.do
+		if mode == serveInProcess {
+			f.Close()
+			unix.Close(sp[0])
+			h.errc <- nil
+			serve(h.reqs)
+			return
+		}
+		h.errc <- func() error {
 			if err := initproc.DropCapabilities(); err != nil {
 				return err
 			}
@@ -85,11 +129,69 @@ func StartHelper() error {
 			return initproc.StartClean(cmd)
 		}()
 	}()
-	if err := <-errc; err != nil {
+	if err := <-ready; err != nil {
 		unix.Close(sp[0])
+		return nil, err
+	}
+	return h, nil
+}
+
+// Start starts the helper process, for a build linked with cgo, which
+// execs itself again after the masks (ending the namespace's thread): the
+// thread drops every capability and starts it. It leaves the supervisor's
+// end of their socket pair on initcfg.FDNetHelper (not close-on-exec: it
+// must survive that re-exec).
+func (h *Helper) Start() error {
+	h.do <- startProcess
+	if err := <-h.errc; err != nil {
+		unix.Close(h.sp[0])
 		return err
 	}
-	return initproc.PlaceFD(sp[0], initcfg.FDNetHelper)
+	return initproc.PlaceFD(h.sp[0], initcfg.FDNetHelper)
+}
+
+// Serve makes the namespace's thread, once no thread of this process holds
+// a capability (initproc.DropCapabilitiesEverywhere), make the children's
+// sockets itself for the rest of the run: no helper process to start, to
+// wait on for each socket, or to end. Open then uses it.
+func (h *Helper) Serve() error {
+	h.reqs = make(chan socketCall)
+	h.do <- serveInProcess
+	if err := <-h.errc; err != nil {
+		return err
+	}
+	inProcess = h
+	return nil
+}
+
+// serve answers calls with a socket of the calling thread's namespace,
+// of the kinds the helper process makes, close-on-exec.
+func serve(calls <-chan socketCall) {
+	for c := range calls {
+		if !helperMakes(c.domain, c.typ, c.proto) {
+			c.reply <- socketResult{-1, unix.EACCES}
+			continue
+		}
+		s, err := unix.Socket(c.domain, c.typ|unix.SOCK_CLOEXEC, c.proto)
+		if err != nil {
+			if _, ok := err.(unix.Errno); !ok {
+				err = unix.EACCES
+			}
+			c.reply <- socketResult{-1, err}
+			continue
+		}
+		c.reply <- socketResult{s, nil}
+	}
+}
+
+// Ready reports whether the children's namespace is there to Open: served
+// in this process, or by a helper on initcfg.FDNetHelper.
+func Ready() bool {
+	if inProcess != nil {
+		return true
+	}
+	_, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0)
+	return err == nil
 }
 
 // loopbackUp sets IFF_UP on lo in the calling thread's network namespace.
@@ -182,6 +284,9 @@ type Net struct {
 	broken    atomic.Bool
 	stalled   bool          // the helper missed a deadline: never asked again (under mu)
 	slow      time.Duration // the helper's slow answers, added up (under mu)
+	// calls reaches the namespace's thread of this process (Helper.Serve),
+	// when it serves; else fd is the helper process's channel.
+	calls chan<- socketCall
 	// sockets queues the children's socket calls for socketWorker.
 	sockets     chan socketRequest
 	startWorker sync.Once
@@ -199,11 +304,16 @@ type Net struct {
 // Open checks the helper left on initcfg.FDNetHelper: it answers, and its
 // sockets are of a namespace other than this process's.
 func Open(arch seccomp.Arch) (*Net, error) {
-	if _, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0); err != nil {
-		return nil, errors.New("the net helper did not start")
+	c := &Net{fd: -1, arch: arch, sockets: make(chan socketRequest, 1024)}
+	if inProcess != nil {
+		c.calls = inProcess.reqs
+	} else {
+		if _, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0); err != nil {
+			return nil, errors.New("the net helper did not start")
+		}
+		unix.CloseOnExec(initcfg.FDNetHelper)
+		c.fd = initcfg.FDNetHelper
 	}
-	unix.CloseOnExec(initcfg.FDNetHelper)
-	c := &Net{fd: initcfg.FDNetHelper, arch: arch, sockets: make(chan socketRequest, 1024)}
 	s, err := c.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the net helper: %v", err)
@@ -241,6 +351,12 @@ func netnsCookie(fd int) (uint64, error) {
 // Socket asks the helper for a socket of the children's namespace. An unix.Errno is the socket call's
 // own failure; any other error means the helper is gone.
 func (c *Net) Socket(domain, typ, proto int) (int, error) {
+	if c.calls != nil {
+		reply := make(chan socketResult, 1)
+		c.calls <- socketCall{domain, typ, proto, reply}
+		r := <-reply
+		return r.fd, r.err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stalled {

@@ -43,8 +43,9 @@
 // no SO_NETNS_COOKIE) children get no socket at all, as before, with a
 // warning: never more.
 //
-// pid 1 (launcher/sandboxinit) calls StartHelper in its first run, while
-// it holds the capabilities, and Open in its last; RunHelper is the net
+// pid 1 (launcher/sandboxinit) calls PrepareHelper while it holds the
+// capabilities, Helper.Start once they are gone, and Open before the
+// command starts; RunHelper is the net
 // helper itself (the init stage's HelperArg). The allow_hosts proxy
 // (launcher/sandboxinit/proxy) listens inside with a socket of Net's.
 // Linux only.
