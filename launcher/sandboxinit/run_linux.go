@@ -96,6 +96,25 @@ func Run(args []string) int {
 	runtime.LockOSThread()
 	// Signals are caught while the layers go on (see initproc.Catch).
 	catch := initproc.StartCatching()
+	staged := (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked
+	starterPid := 0
+	var pending *starter.Pending
+	if staged {
+		if err := reserveFDs(); err != nil {
+			return fail("%v", err)
+		}
+		// The command's starter first: its own start (a Go program's,
+		// in a namespace of its own) then overlaps the layers' work until
+		// its maps are written (Finish, below). It waits for its spec,
+		// and enters the command's directory only then
+		// (starter.Release), after the masks.
+		if cfg.User != nil {
+			var err error
+			if pending, err = starter.Begin(cfg.User); err != nil {
+				return fail("%v", err)
+			}
+		}
+	}
 	if !masked {
 		// The staged layers first, then every layer's identity in the
 		// view the command will have, then the masks onto it.
@@ -107,10 +126,7 @@ func Run(args []string) int {
 		}
 	}
 	observer := 0 // the mask observer's pid
-	if (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked {
-		if err := reserveFDs(); err != nil {
-			return fail("%v", err)
-		}
+	if staged {
 		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
 			var err error
 			if observer, err = mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
@@ -138,10 +154,9 @@ func Run(args []string) int {
 				}
 			}
 		}
-		starterPid := 0
-		if cfg.User != nil {
+		if pending != nil {
 			var err error
-			if starterPid, err = starter.Fork(cfg.User); err != nil {
+			if starterPid, err = pending.Finish(); err != nil {
 				return fail("%v", err)
 			}
 		}
