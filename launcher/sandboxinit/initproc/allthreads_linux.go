@@ -28,8 +28,9 @@ const secureBits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5
 // thread of the process at once (syscall.AllThreadsSyscall), so that the
 // init stage can go on in the same process after its privileged steps
 // instead of execing itself again: securebits (while CAP_SETPCAP is still
-// held), every capability of the bounding set, the ambient set, the
-// permitted, effective and inheritable sets, then no_new_privs. Each call
+// held), every capability of the bounding set, the permitted, effective
+// and inheritable sets (and with them the ambient set), then
+// no_new_privs. Each call
 // stops every thread, so only the bounding set's members are dropped (bwrap
 // leaves a handful), not all 41. It returns ErrOneThreadOnly when the
 // runtime cannot (cgo), before changing anything.
@@ -63,11 +64,10 @@ func DropCapabilitiesEverywhere() error {
 			return err
 		}
 	}
-	if err := all("clearing ambient capabilities", unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
-		return err
-	}
 	// The same header and (zero) data for every thread: the kernel reads
-	// them and writes nothing back on success.
+	// them and writes nothing back on success. No ambient capability
+	// outlives it: the kernel keeps the ambient set within the permitted
+	// and inheritable ones (VerifyAllThreads checks).
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := all("dropping capabilities", unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err != nil {
