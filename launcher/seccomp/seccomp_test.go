@@ -520,7 +520,7 @@ func TestPriorityNotify(t *testing.T) {
 			{prioProcess, 0, RetAllow, RetAllow, RetAllow},
 			{prioProcess, 1, eperm, RetAllow, RetUserNotif},
 			{prioProcess, 4242, eperm, RetAllow, RetUserNotif},
-			{prioProcess, 1<<32 | 0, RetAllow, RetAllow, RetAllow},
+			{prioProcess, 1 << 32, RetAllow, RetAllow, RetAllow}, // who 0 in the low half
 			{prioPgrp, 0, eperm, eperm, RetAllow},
 			{prioPgrp, 7, eperm, eperm, eperm},
 			{prioUser, 0, eperm, eperm, RetAllow},
