@@ -234,6 +234,7 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 	if o.InitMasks {
 		cfg.Masks = p.Masks
 	}
+	cfg.GitDirs = p.GitDirs
 	for _, m := range moves {
 		dev, ino, _ := resolve.FileID(m.Path)
 		cfg.Binds = append(cfg.Binds, initcfg.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, Dev: dev, Ino: ino})

@@ -133,7 +133,12 @@ type Policy struct {
 	// them (global hook protection). Pinned directories, their existing
 	// parents, cannot be renamed, so a protected path cannot be moved away.
 	Protected []string
-	Pinned    []string
+	// GitDirs are the git directories the sandbox can write (the ones
+	// whose hooks and config are protected): git outside follows a
+	// symbolic link planted in one, so the init stage removes the ones a
+	// run made (see launcher/sandboxinit).
+	GitDirs []string
+	Pinned  []string
 	// ProtectedWhy says, for each protected path, what it is and why a
 	// sandbox must not change it (shown by explain).
 	ProtectedWhy map[string]string `json:",omitempty"`

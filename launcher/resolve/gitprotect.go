@@ -131,6 +131,9 @@ func (g *gitProtector) gitDir(gitdir, w string, depth int) error {
 		return Refuse("git protection: more than %d git directories under %s; the walk stops there", maxGitDirs, gitdir)
 	}
 	g.seen["g:"+gitdir] = true
+	if g.writable(gitdir) && !slices.Contains(g.p.GitDirs, gitdir) {
+		g.p.GitDirs = append(g.p.GitDirs, gitdir)
+	}
 	common := gitdir
 	commondir := filepath.Join(gitdir, "commondir")
 	if filepath.Base(filepath.Dir(gitdir)) != "worktrees" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -388,6 +389,11 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "grok-sandbox: %s: %v\n", cfg.Args[0], err)
 		return initcfg.ExitRefused
+	}
+	if reaper {
+		// Links made a moment before this process started are the
+		// run's too (the launcher's own time).
+		endGitLinks(cfg.GitDirs, launched.Add(-2*time.Second), events, cfg.Profile)
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())

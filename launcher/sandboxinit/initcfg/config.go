@@ -93,6 +93,11 @@ type Config struct {
 	// AllowHosts are the endpoints the children reach through the init
 	// stage's proxy (with ChildNet only; see launcher/sandboxinit/proxy).
 	AllowHosts []policy.HostRule `json:"allow_hosts,omitempty"`
+	// GitDirs are the git directories the sandbox can write: once the
+	// command has exited and nothing of the sandbox runs any more, every
+	// symbolic link made in one during the run is removed (git outside
+	// would follow it, writing where it points).
+	GitDirs []string `json:"git_dirs,omitempty"`
 	// Masks the init stage mounts (all of them: bwrap mounts none).
 	Masks []policy.Mask `json:"init_masks,omitempty"`
 	// Binds are the staged layers: bwrap bound each at its Stage, on the

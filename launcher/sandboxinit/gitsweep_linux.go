@@ -1,0 +1,113 @@
+package sandboxinit
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/printable"
+)
+
+// launched is when this process started: the launch, near enough.
+var launched = time.Now()
+
+// Limits of one sweep of a git directory.
+const (
+	maxSweepEntries = 200000
+	maxSweepDepth   = 32
+)
+
+// endGitLinks runs once the command has exited: it ends every process left
+// in the sandbox (pid 1 is the reaper, so they are its children), waits for
+// them, then removes every symbolic link made since the launch in the git
+// directories the sandbox could write. git never makes one there, and git
+// outside the sandbox follows one where it writes (logs/HEAD is appended
+// to, COMMIT_EDITMSG rewritten): a link planted there would have the
+// user's next commit write, outside any sandbox, wherever it points. Each
+// removal is said on stderr and logged.
+func endGitLinks(dirs []string, since time.Time, events int, profile string) {
+	if len(dirs) == 0 {
+		return
+	}
+	_ = unix.Kill(-1, unix.SIGKILL)
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err == unix.ECHILD {
+			break
+		}
+		if pid <= 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	var removed []string
+	for _, dir := range dirs {
+		fd, err := openNoLinks(dir)
+		if err != nil {
+			continue // gone, or replaced by a link: nothing of it to sweep
+		}
+		d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			continue
+		}
+		n := 0
+		sweepLinks(d, dir, since, 0, &n, &removed)
+	}
+	if len(removed) == 0 {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "grok-sandbox: warning: removed %d symbolic link(s) made in the repository's git directory during the run (git outside would write through them): %s\n",
+		len(removed), printable.String(strings.Join(removed, ", ")))
+	if events >= 0 {
+		for _, p := range removed {
+			ev := eventlog.New("violation", "a symbolic link made in a git directory during the run was removed: git outside the sandbox would write where it points")
+			ev.Profile, ev.Backend, ev.Op, ev.Path = profile, "bwrap", "symlink", p
+			_ = eventlog.AppendFD(events, ev)
+		}
+	}
+}
+
+// sweepLinks removes the links made since since in directory d (path is
+// its name, for the report; d is closed), and goes into its
+// subdirectories, each opened without following a link. The loose
+// objects' directories (objects/xx) are not walked: git makes its objects
+// there by link or rename, never through a link.
+func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed *[]string) {
+	f := os.NewFile(uintptr(d), path)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if *n++; *n > maxSweepEntries {
+			return
+		}
+		name := e.Name()
+		var st unix.Stat_t
+		if unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			if !time.Unix(st.Ctim.Unix()).Before(since) && unix.Unlinkat(d, name, 0) == nil {
+				*removed = append(*removed, path+"/"+name)
+			}
+		case unix.S_IFDIR:
+			if depth+1 > maxSweepDepth || (depth == 1 && strings.HasSuffix(path, "/objects") && len(name) == 2) {
+				continue
+			}
+			sub, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue
+			}
+			sweepLinks(sub, path+"/"+name, since, depth+1, n, removed)
+		}
+	}
+}
