@@ -46,6 +46,7 @@ func endGitLinks(dirs []string, since time.Time, events int, profile string) {
 		}
 	}
 	var removed []string
+	cut := false // a bound ended a walk: links may remain
 	for _, dir := range dirs {
 		fd, err := openNoLinks(dir)
 		if err != nil {
@@ -57,7 +58,13 @@ func endGitLinks(dirs []string, since time.Time, events int, profile string) {
 			continue
 		}
 		n := 0
-		sweepLinks(d, dir, since, 0, &n, &removed)
+		if !sweepLinks(d, dir, since, 0, &n, &removed) {
+			cut = true
+		}
+	}
+	if cut {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: warning: a git directory the sandbox could write has more than %d entries or is deeper than %d: symbolic links made in it during the run may remain (git outside would write through them); check with `find %s -type l`\n",
+			maxSweepEntries, maxSweepDepth, printable.String(strings.Join(dirs, " ")))
 	}
 	if len(removed) == 0 {
 		return
@@ -77,17 +84,19 @@ func endGitLinks(dirs []string, since time.Time, events int, profile string) {
 // its name, for the report; d is closed), and goes into its
 // subdirectories, each opened without following a link. The loose
 // objects' directories (objects/xx) are not walked: git makes its objects
-// there by link or rename, never through a link.
-func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed *[]string) {
+// there by link or rename, never through a link. It returns false when a
+// bound stopped it short.
+func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed *[]string) bool {
 	f := os.NewFile(uintptr(d), path)
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return
+		return true
 	}
+	whole := true
 	for _, e := range ents {
 		if *n++; *n > maxSweepEntries {
-			return
+			return false
 		}
 		name := e.Name()
 		var st unix.Stat_t
@@ -100,14 +109,21 @@ func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed 
 				*removed = append(*removed, path+"/"+name)
 			}
 		case unix.S_IFDIR:
-			if depth+1 > maxSweepDepth || (depth == 1 && strings.HasSuffix(path, "/objects") && len(name) == 2) {
+			if depth == 1 && strings.HasSuffix(path, "/objects") && len(name) == 2 {
+				continue
+			}
+			if depth+1 > maxSweepDepth {
+				whole = false
 				continue
 			}
 			sub, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				continue
 			}
-			sweepLinks(sub, path+"/"+name, since, depth+1, n, removed)
+			if !sweepLinks(sub, path+"/"+name, since, depth+1, n, removed) {
+				whole = false
+			}
 		}
 	}
+	return whole
 }
