@@ -86,6 +86,14 @@ func probeMain() int {
 		}
 		return args[0]
 	}
+	// two is one for a subcommand of two arguments.
+	two := func() (string, string) {
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, probeUsage)
+			os.Exit(2)
+		}
+		return args[0], args[1]
+	}
 	var err error
 	switch cmd {
 	case "serve":
@@ -140,17 +148,9 @@ func probeMain() int {
 			unix.Close(fd)
 		}
 	case "listen-tcp":
-		if len(args) != 2 {
-			fmt.Fprintln(os.Stderr, probeUsage)
-			return 2
-		}
-		err = probeListenTCP(args[0], args[1])
+		err = probeListenTCP(two())
 	case "serve-http":
-		if len(args) != 2 {
-			fmt.Fprintln(os.Stderr, probeUsage)
-			return 2
-		}
-		err = probeServeHTTP(args[0], args[1])
+		err = probeServeHTTP(two())
 	case "roundtrips":
 		stallPID, stallMS := 0, 0
 		if len(args) == 4 && args[0] == "--stall" {
@@ -174,11 +174,7 @@ func probeMain() int {
 	case "unix-stale":
 		err = probeUnixStale(one())
 	case "unix-hold":
-		if len(args) != 2 {
-			fmt.Fprintln(os.Stderr, probeUsage)
-			return 2
-		}
-		err = probeUnixHold(args[0], args[1])
+		err = probeUnixHold(two())
 	case "unix-fill":
 		if len(args) != 2 {
 			fmt.Fprintln(os.Stderr, probeUsage)
@@ -245,11 +241,7 @@ func probeMain() int {
 	case "pty":
 		return probePty(args)
 	case "zip":
-		if len(args) != 2 {
-			fmt.Fprintln(os.Stderr, probeUsage)
-			return 2
-		}
-		err = probeZip(args[0], args[1])
+		err = probeZip(two())
 	default:
 		fmt.Fprintln(os.Stderr, probeUsage)
 		return 2
