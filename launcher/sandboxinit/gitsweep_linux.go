@@ -1,6 +1,7 @@
 package sandboxinit
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -46,25 +47,28 @@ func endGitLinks(dirs []string, since time.Time, events int, profile string) {
 		}
 	}
 	var removed []string
-	cut := false // a bound ended a walk: links may remain
+	unchecked := func(dir, why string) {
+		fmt.Fprintf(os.Stderr, "grok-sandbox: warning: %s could not be checked whole (%s): symbolic links made in it during the run may remain (git outside would write through them); check with `find %s -type l`\n",
+			printable.String(dir), why, printable.String(dir))
+	}
 	for _, dir := range dirs {
 		fd, err := openNoLinks(dir)
-		if err != nil {
-			continue // gone, or replaced by a link: nothing of it to sweep
+		if errors.Is(err, unix.ENOENT) {
+			continue // gone: nothing of it for git to write through
 		}
-		d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
+		var d int
+		if err == nil {
+			d, err = unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			unix.Close(fd)
+		}
 		if err != nil {
+			unchecked(dir, err.Error())
 			continue
 		}
 		n := 0
 		if !sweepLinks(d, dir, since, 0, &n, &removed) {
-			cut = true
+			unchecked(dir, fmt.Sprintf("more than %d entries, or deeper than %d", maxSweepEntries, maxSweepDepth))
 		}
-	}
-	if cut {
-		fmt.Fprintf(os.Stderr, "grok-sandbox: warning: a git directory the sandbox could write has more than %d entries or is deeper than %d: symbolic links made in it during the run may remain (git outside would write through them); check with `find %s -type l`\n",
-			maxSweepEntries, maxSweepDepth, printable.String(strings.Join(dirs, " ")))
 	}
 	if len(removed) == 0 {
 		return
