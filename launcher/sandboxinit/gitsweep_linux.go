@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +26,9 @@ const (
 // endGitLinks runs once the command has exited: it ends every process left
 // in the sandbox (pid 1 is the reaper, so they are its children), waits for
 // them, then removes every symbolic link made since the launch in the git
-// directories the sandbox could write. git never makes one there, and git
+// directories the sandbox could write (loose objects' directories too: a
+// link parked there in one run, then moved, keeps its time). git never
+// makes one there, and git
 // outside the sandbox follows one where it writes (logs/HEAD is appended
 // to, COMMIT_EDITMSG rewritten): a link planted there would have the
 // user's next commit write, outside any sandbox, wherever it points. Each
@@ -58,7 +61,7 @@ func endGitLinks(dirs []string, since time.Time, events int, profile string) {
 		}
 		var d int
 		if err == nil {
-			d, err = unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			d, err = openSweep(fd)
 			unix.Close(fd)
 		}
 		if err != nil {
@@ -85,17 +88,16 @@ func endGitLinks(dirs []string, since time.Time, events int, profile string) {
 }
 
 // sweepLinks removes the links made since since in directory d (path is
-// its name, for the report; d is closed), and goes into its
-// subdirectories, each opened without following a link. The loose
-// objects' directories (objects/xx) are not walked: git makes its objects
-// there by link or rename, never through a link. It returns false when a
-// bound stopped it short.
+// its name, for the report; d is closed), and goes into every
+// subdirectory, loose objects' too, each opened without following a link
+// (openSweep). It returns false when it could not see or clear all of it:
+// a bound, an entry it could not read, a link it could not remove.
 func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed *[]string) bool {
 	f := os.NewFile(uintptr(d), path)
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return true
+		return false
 	}
 	whole := true
 	for _, e := range ents {
@@ -104,24 +106,36 @@ func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed 
 		}
 		name := e.Name()
 		var st unix.Stat_t
-		if unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		if err := unix.Fstatat(d, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if err != unix.ENOENT {
+				whole = false
+			}
 			continue
 		}
 		switch st.Mode & unix.S_IFMT {
 		case unix.S_IFLNK:
-			if !time.Unix(st.Ctim.Unix()).Before(since) && unix.Unlinkat(d, name, 0) == nil {
-				*removed = append(*removed, path+"/"+name)
-			}
-		case unix.S_IFDIR:
-			if depth == 1 && strings.HasSuffix(path, "/objects") && len(name) == 2 {
+			if time.Unix(st.Ctim.Unix()).Before(since) {
 				continue
 			}
+			if err := unix.Unlinkat(d, name, 0); err == nil {
+				*removed = append(*removed, path+"/"+name)
+			} else if err != unix.ENOENT {
+				whole = false
+			}
+		case unix.S_IFDIR:
 			if depth+1 > maxSweepDepth {
 				whole = false
 				continue
 			}
-			sub, err := unix.Openat(d, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			p, err := unix.Openat(d, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
+				whole = false
+				continue
+			}
+			sub, err := openSweep(p)
+			unix.Close(p)
+			if err != nil {
+				whole = false
 				continue
 			}
 			if !sweepLinks(sub, path+"/"+name, since, depth+1, n, removed) {
@@ -130,4 +144,22 @@ func sweepLinks(d int, path string, since time.Time, depth int, n *int, removed 
 		}
 	}
 	return whole
+}
+
+// openSweep opens for reading the directory p (an O_PATH descriptor)
+// names. A directory its owner cannot read, enter or write (a sandbox's
+// chmod, to hide a link from this process, which runs as that owner with
+// no capability) first gets u+rwx back, which git needs there anyway:
+// through /proc/self/fd, so the mode lands on that very directory.
+func openSweep(p int) (int, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(p, &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&0o700 != 0o700 {
+		if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(p), (st.Mode&0o7777)|0o700); err != nil {
+			return -1, err
+		}
+	}
+	return unix.Openat(p, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 }
