@@ -44,6 +44,7 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   tcp|udp|abstract ADDR     say ping, expect pong (ADDR or a file holding it)
   unix PATH                 the same on a Unix stream socket
   socketpair                an AF_UNIX stream pair, write and read
+  unix-dgram PATH           one datagram from a Unix datagram socket to PATH
   uring                     io_uring_setup(1, params)
   ptrace-parent | vmwrite-parent | pidfd-getfd-parent
   tiocsti                   TIOCSTI (twice) and TIOCLINUX on /dev/tty must be EPERM
@@ -126,6 +127,8 @@ func probeMain() int {
 		err = probeDial("unix", "@"+strings.TrimPrefix(addrArg(one()), "@"))
 	case "socketpair":
 		err = probeSocketpair()
+	case "unix-dgram":
+		err = probeUnixDgram(one())
 	case "uring":
 		var params [120]byte // struct io_uring_params
 		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
@@ -299,6 +302,20 @@ func probeDial(network, addr string) error {
 	}
 	if string(buf[:n]) != "pong\n" {
 		return fmt.Errorf("%s %s answered %q", network, addr, buf[:n])
+	}
+	return nil
+}
+
+// probeUnixDgram sends one datagram from a Unix datagram socket to the
+// socket bound at path.
+func probeUnixDgram(path string) error {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return &os.SyscallError{Syscall: "socket", Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendto(fd, []byte("ping\n"), 0, &unix.SockaddrUnix{Name: path}); err != nil {
+		return &os.SyscallError{Syscall: "sendto", Err: err}
 	}
 	return nil
 }

@@ -124,9 +124,37 @@ func (v *Log) Record(n seccomp.Notification) {
 	}
 	what := name
 	if name == "socket" || name == "socketpair" {
-		what = fmt.Sprintf("%s(family %d, type %d)", name, n.Args[0], n.Args[1]&0xf)
+		family, typ := int(int32(n.Args[0])), int(int32(n.Args[1]))&0xf
+		what = fmt.Sprintf("%s(%s, %s)", name, FamilyName(family), TypeName(typ))
+		if family == unix.AF_UNIX && typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET {
+			// Not the network: a kind of socket no child may have. Say
+			// which, and what works instead (see SayRefusedNetwork).
+			v.RecordMsg(n, fmt.Sprintf("blocked %s: %s", what, DatagramUnixRefused))
+			return
+		}
 	}
 	v.RecordMsg(n, fmt.Sprintf("blocked %s: processes started by the wrapped command have no network", what))
+}
+
+// DatagramUnixRefused says why a child's datagram Unix socket is refused
+// (README: help network): the destination of a datagram sent with
+// sendmsg is out of a seccomp filter's sight, and could be any host
+// socket.
+const DatagramUnixRefused = "Unix stream and seqpacket sockets work here, datagram ones do not (a datagram's destination is out of the sandbox's sight and could be a host socket)"
+
+// TypeName names a socket type (without its flags).
+func TypeName(t int) string {
+	switch t {
+	case unix.SOCK_STREAM:
+		return "stream"
+	case unix.SOCK_DGRAM:
+		return "datagram"
+	case unix.SOCK_SEQPACKET:
+		return "seqpacket"
+	case unix.SOCK_RAW:
+		return "raw"
+	}
+	return "type " + strconv.Itoa(t)
 }
 
 // RecordMsg logs msg about n's caller, rate-limited like Record.
@@ -176,12 +204,19 @@ func (v *Log) SayRefusedNetwork(isolated bool) {
 		return
 	}
 	who, fix := "processes the wrapped command started", "list the hosts they need in allow_hosts of a custom profile (see `grok-sandbox help network`)"
-	if strings.Contains(first, "unix:") {
+	switch {
+	case strings.Contains(first, DatagramUnixRefused):
+		// No profile key grants one: say what works.
+		fix = "use a Unix stream or seqpacket socket, or a profile without restrict_network (see `grok-sandbox help network`)"
+	case strings.Contains(first, "unix:"):
 		// A host Unix socket: no allow_hosts entry reaches one.
 		fix = "let the wrapped command itself make the connection, or run the service inside the sandbox (see `grok-sandbox help network`)"
 	}
 	if isolated {
 		who, fix = "processes in the sandbox", "run without --isolate-network"
+		if strings.Contains(first, DatagramUnixRefused) {
+			fix = "use a Unix stream or seqpacket socket, or run without --isolate-network (the wrapped command's own datagram sockets work then)"
+		}
 	}
 	attempts := "attempts were"
 	if n == 1 {
