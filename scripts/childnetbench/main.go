@@ -14,7 +14,11 @@
 // With -download MB it also measures a download of MB megabytes by curl,
 // from a server of its own on 127.0.0.2: by a child through the allow-list
 // proxy (a profile extending strict with allow_hosts naming the server,
-// written to a GROK_HOME of its own under -home) against curl unsandboxed.
+// written to a GROK_HOME of its own under -home) against curl unsandboxed,
+// and against curl unsandboxed through a plain TCP relay on 127.0.0.3 (the
+// floor any proxy sits on: a second loopback hop, relayed in the kernel by
+// Go's io.Copy, which splices). With -rate MBps the server paces what it
+// sends, as a network link would (125 for one gigabit per second).
 package main
 
 import (
@@ -48,10 +52,11 @@ func main() {
 	n := flag.Int("n", 1000, "round trips per run")
 	rounds := flag.Int("rounds", 10, "runs of each kind, interleaved")
 	download := flag.Int("download", 0, "also time a download of this many MB through the allow-list proxy (0: no)")
+	rate := flag.Int("rate", 0, "with -download, the server's pace in MB/s (0: as fast as it can)")
 	home := flag.String("home", "/var/tmp/childnetbench-home", "GROK_HOME's parent for the download profile (not the workspace or above it)")
 	flag.Parse()
 	if *download > 0 {
-		downloadBench(*bin, *home, *download, *rounds)
+		downloadBench(*bin, *home, *download, *rounds, *rate)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -134,7 +139,7 @@ func fail(format string, a ...any) {
 
 // downloadBench serves mb megabytes on 127.0.0.2 and times curl fetching
 // them: by a child through the proxy, and unsandboxed.
-func downloadBench(bin, home string, mb, rounds int) {
+func downloadBench(bin, home string, mb, rounds, rate int) {
 	l, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
 		fail("%v", err)
@@ -142,13 +147,19 @@ func downloadBench(bin, home string, mb, rounds int) {
 	chunk := make([]byte, 1<<20)
 	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(mb<<20))
+		start := time.Now()
 		for i := 0; i < mb; i++ {
+			if rate > 0 {
+				// Pace: chunk i leaves no earlier than i/rate seconds in.
+				time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))))
+			}
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
 		}
 	}))
 	addr := l.Addr().String()
+	relayAddr := relay(addr)
 	if err := os.MkdirAll(filepath.Join(home, ".grok"), 0o755); err != nil {
 		fail("%v", err)
 	}
@@ -171,14 +182,54 @@ func downloadBench(bin, home string, mb, rounds int) {
 		}
 		return time.Duration(secs * float64(time.Second))
 	}
-	var via, direct []time.Duration
+	fetchRelay := fmt.Sprintf("curl -fsS -o /dev/null -w '%%{time_total}' http://%s/; exit $?", relayAddr)
+	var via, direct, relayed []time.Duration
 	for i := 0; i < rounds; i++ {
 		via = append(via, timeCurl(bin, "run", "--profile", "benchdl", "--", "sh", "-c", fetch))
 		direct = append(direct, timeCurl("sh", "-c", "env -u http_proxy -u HTTP_PROXY "+fetch))
+		relayed = append(relayed, timeCurl("sh", "-c", "env -u http_proxy -u HTTP_PROXY "+fetchRelay))
 	}
-	mv, md := median(via), median(direct)
-	fmt.Printf("%d MB by curl from 127.0.0.2, median of %d runs:\n", mb, rounds)
-	fmt.Printf("  direct, unsandboxed:             %v (%.0f MB/s)\n", md, float64(mb)/md.Seconds())
-	fmt.Printf("  a child through the allow-list:  %v (%.0f MB/s)\n", mv, float64(mb)/mv.Seconds())
-	fmt.Printf("  ratio:                           %.2fx\n", float64(mv)/float64(md))
+	mv, md, mr := median(via), median(direct), median(relayed)
+	pace := "as fast as the server writes"
+	if rate > 0 {
+		pace = fmt.Sprintf("paced at %d MB/s", rate)
+	}
+	fmt.Printf("%d MB by curl from 127.0.0.2 (%s), median of %d runs:\n", mb, pace, rounds)
+	fmt.Printf("  direct, unsandboxed:              %v (%.0f MB/s)\n", md, float64(mb)/md.Seconds())
+	fmt.Printf("  through a plain relay, unsandboxed: %v (%.0f MB/s)\n", mr, float64(mb)/mr.Seconds())
+	fmt.Printf("  a child through the allow-list:   %v (%.0f MB/s)\n", mv, float64(mb)/mv.Seconds())
+	fmt.Printf("  throughput, allow-list / direct:  %.2fx\n", float64(md)/float64(mv))
+	fmt.Printf("  throughput, relay / direct:       %.2fx (the floor of a second hop)\n", float64(md)/float64(mr))
+	fmt.Printf("  throughput, allow-list / relay:   %.2fx\n", float64(mr)/float64(mv))
+}
+
+// relay listens on 127.0.0.3 and relays each connection to target with
+// io.Copy (splice between TCP sockets), returning its address.
+func relay(target string) string {
+	l, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		fail("%v", err)
+	}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go func() {
+					io.Copy(u, c)
+					u.(*net.TCPConn).CloseWrite()
+				}()
+				io.Copy(c, u)
+			}()
+		}
+	}()
+	return l.Addr().String()
 }
