@@ -126,10 +126,17 @@ func Run(args []string) int {
 		}
 	}
 	observer := 0 // the mask observer's pid
+	var kept map[int]fdIdentity
 	if staged {
 		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
 			var err error
 			if observer, err = mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
+				return fail("%v", err)
+			}
+			// An observer served from this process keeps its
+			// descriptors: these, by what they refer to, pass the check
+			// below.
+			if kept, err = identities(maskfs.Kept()); err != nil {
 				return fail("%v", err)
 			}
 		}
@@ -180,7 +187,7 @@ func Run(args []string) int {
 					helperFailed(err)
 				}
 			}
-			err = closePrivileged(atStart)
+			err = closePrivileged(atStart, kept)
 		}
 		switch {
 		case err == nil:
@@ -191,6 +198,11 @@ func Run(args []string) int {
 				}
 			}
 		case errors.Is(err, initproc.ErrOneThreadOnly):
+			if len(kept) > 0 {
+				// The observer's goroutines would end with the exec, and
+				// the touches of masks go unseen.
+				return fail("cannot drop the capabilities of every thread, and the mask observer runs in this process; refusing to start the command")
+			}
 			startHelper()
 			if err := initproc.DropCapabilities(); err != nil {
 				return fail("%v", err)
@@ -292,6 +304,19 @@ func openFDs() (map[int]fdIdentity, error) {
 	return fds, nil
 }
 
+// identities is what each of fds refers to.
+func identities(fds []int) (map[int]fdIdentity, error) {
+	ids := map[int]fdIdentity{}
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, fmt.Errorf("descriptor %d: %v", fd, err)
+		}
+		ids[fd] = fdIdentity{uint64(st.Dev), st.Ino}
+	}
+	return ids, nil
+}
+
 // closePrivileged leaves the init stage with the descriptors a re-exec
 // would have: the placeholders of carriedFDs that no channel replaced
 // (close-on-exec) are closed. Then every descriptor must be one the stage
@@ -299,8 +324,9 @@ func openFDs() (map[int]fdIdentity, error) {
 // runtime's before main), a carried channel, or one the runtime or os/exec
 // made since (the poller, pidfds of the helpers): any other (a mount's or
 // a directory's, say) refuses the launch, since it could reach what the
-// masks cover.
-func closePrivileged(atStart map[int]fdIdentity) error {
+// masks cover. kept are the in-process mask observer's own (its FUSE
+// connection and its reports' end), each still referring to what it did.
+func closePrivileged(atStart, kept map[int]fdIdentity) error {
 	for _, fd := range carriedFDs {
 		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC != 0 {
 			unix.Close(fd)
@@ -312,6 +338,9 @@ func closePrivileged(atStart map[int]fdIdentity) error {
 	}
 	for fd, id := range now {
 		if was, ok := atStart[fd]; (ok && was == id) || slices.Contains(carriedFDs, fd) {
+			continue
+		}
+		if k, ok := kept[fd]; ok && k == id {
 			continue
 		}
 		target, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))

@@ -312,8 +312,10 @@ func syscallOp(arch seccomp.Arch, line string, dir bool) string {
 
 // Start reopens the /dev/fuse the launcher handed over (the
 // connection must be opened in this user namespace), mounts the masks'
-// file system read-only on mnt and starts the observer process that serves
-// it, with every capability dropped. The channel to it ends on
+// file system read-only on mnt and serves it: from goroutines of this
+// process where it goes on after its privileged steps (initproc.DropsInPlace;
+// the pid returned is 0), else from an observer process, started with
+// every capability dropped. The reports' channel ends on
 // initcfg.FDObserver, which outlives the init stage's re-exec.
 func Start(mnt string, masks []policy.Mask) (int, error) {
 	dev, err := unix.Open("/proc/self/fd/"+strconv.Itoa(initcfg.FDFuse), unix.O_RDWR|unix.O_CLOEXEC, 0)
@@ -334,18 +336,6 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 	}
 	theirs := os.NewFile(uintptr(sp[1]), "observer")
 	defer theirs.Close()
-	data, err := json.Marshal(masks)
-	if err != nil {
-		unix.Close(sp[0])
-		return 0, err
-	}
-	cfg, err := memfdWith("grok-sandbox-masks", data)
-	if err != nil {
-		unix.Close(sp[0])
-		return 0, err
-	}
-	cfgFile := os.NewFile(uintptr(cfg), "masks")
-	defer cfgFile.Close()
 	// Mounted first: the connection is the descriptor's only once it is
 	// mounted (a read before that fails with EPERM). Until the observer
 	// answers, nothing waits on it but this process's own lookups.
@@ -358,6 +348,56 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 		unix.Close(sp[0])
 		return 0, fmt.Errorf("mounting the masks' file system: %v", err)
 	}
+	fail := func(format string, a ...any) (int, error) {
+		// No server: detach the mount, and closing the last descriptor
+		// (deferred) aborts the connection.
+		unix.Close(sp[0])
+		_ = unix.Unmount(mnt, unix.MNT_DETACH)
+		return 0, fmt.Errorf(format, a...)
+	}
+	if initproc.DropsInPlace {
+		// This process goes on to supervise the command, goroutines and
+		// all: it serves the file system itself, no program to start,
+		// from two goroutines (which answer its own lookups of the
+		// nodes too: mountMasks binds them just after this). The
+		// connection and the reports' sending end stay open here,
+		// close-on-exec, for the rest of the run (Kept).
+		arch, err := seccomp.HostArch()
+		if err != nil {
+			return fail("%v", err)
+		}
+		conn, err := unix.FcntlInt(uintptr(dev), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			return fail("keeping the FUSE connection: %v", err)
+		}
+		ch, err := unix.FcntlInt(uintptr(sp[1]), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			unix.Close(conn)
+			return fail("keeping the observer's channel: %v", err)
+		}
+		if err := initproc.PlaceFD(sp[0], initcfg.FDObserver); err != nil {
+			unix.Close(conn)
+			unix.Close(ch)
+			_ = unix.Unmount(mnt, unix.MNT_DETACH)
+			return 0, err
+		}
+		keptFDs = []int{conn, ch}
+		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: newSender(ch)}
+		for range 2 {
+			go s.serve()
+		}
+		return 0, nil
+	}
+	data, err := json.Marshal(masks)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg, err := memfdWith("grok-sandbox-masks", data)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfgFile := os.NewFile(uintptr(cfg), "masks")
+	defer cfgFile.Close()
 	errc := make(chan error, 1)
 	pid := 0
 	go func() {
@@ -378,11 +418,7 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 		}()
 	}()
 	if err := <-errc; err != nil {
-		// No server: detach the mount, and closing the last descriptor
-		// (deferred) aborts the connection.
-		unix.Close(sp[0])
-		_ = unix.Unmount(mnt, unix.MNT_DETACH)
-		return 0, fmt.Errorf("starting the observer: %v", err)
+		return fail("starting the observer: %v", err)
 	}
 	if err := initproc.PlaceFD(sp[0], initcfg.FDObserver); err != nil {
 		return 0, err
@@ -443,10 +479,33 @@ func RunObserver(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch}
+	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch, send: newSender(ch)}
+	// Two readers: callers that touch masks from several threads at once
+	// (git's parallel lstat) are answered in parallel.
+	done := make(chan struct{}, 2)
+	for range 2 {
+		go func() { s.serve(); done <- struct{}{} }()
+	}
+	<-done
+	return 0
+}
+
+// keptFDs are the descriptors an in-process observer keeps open (see
+// Kept).
+var keptFDs []int
+
+// Kept is the descriptors the observer Start began in this process keeps
+// open for the rest of the run (the FUSE connection, the reports' sending
+// end), close-on-exec: the init stage's descriptor check lets exactly
+// these through. None where the observer is a process of its own.
+func Kept() []int { return keptFDs }
+
+// newSender is the observer's report function: each report, one JSON
+// line, is sent on ch to the init stage's Watch.
+func newSender(ch int) func(violations.File) {
 	lost := 0
 	var mu sync.Mutex
-	s.send = func(v violations.File) {
+	return func(v violations.File) {
 		mu.Lock()
 		defer mu.Unlock()
 		v.Lost = lost
@@ -475,14 +534,6 @@ func RunObserver(args []string) int {
 		}
 		lost = 0
 	}
-	// Two readers: callers that touch masks from several threads at once
-	// (git's parallel lstat) are answered in parallel.
-	done := make(chan struct{}, 2)
-	for range 2 {
-		go func() { s.serve(); done <- struct{}{} }()
-	}
-	<-done
-	return 0
 }
 
 // Reports is the init stage's end of the observer's channel.
