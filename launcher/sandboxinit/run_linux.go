@@ -115,6 +115,21 @@ func Run(args []string) int {
 			}
 		}
 	}
+	// The children's private network namespace is made on a thread of
+	// its own while this one mounts (its unshare is about a millisecond of
+	// the kernel's), and joined below, before any capability is dropped.
+	type prepared struct {
+		helper *childnet.Helper
+		err    error
+	}
+	var preparing chan prepared
+	if staged && cfg.ChildNet {
+		preparing = make(chan prepared, 1)
+		go func() {
+			h, err := childnet.PrepareHelper()
+			preparing <- prepared{h, err}
+		}()
+	}
 	if !masked {
 		// The staged layers first, then every layer's identity in the
 		// view the command will have, then the masks onto it.
@@ -140,18 +155,19 @@ func Run(args []string) int {
 				return fail("%v", err)
 			}
 		}
-		// The children's private network namespace is made here, while
+		// The children's private network namespace, made (above) while
 		// this process still holds the capabilities for it, by a thread
-		// that stays in it and starts the net helper there once no thread
-		// holds a capability (see launcher/sandboxinit/childnet).
+		// that stays in it and makes their sockets (or starts the net
+		// helper there) once no thread holds a capability (see
+		// launcher/sandboxinit/childnet).
 		helperFailed := func(err error) {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
 		}
 		var helper *childnet.Helper
-		if cfg.ChildNet {
-			var err error
-			if helper, err = childnet.PrepareHelper(); err != nil {
-				helperFailed(err)
+		if preparing != nil {
+			p := <-preparing
+			if helper = p.helper; p.err != nil {
+				helperFailed(p.err)
 			}
 		}
 		startHelper := func() {

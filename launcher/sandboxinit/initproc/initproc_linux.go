@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -52,11 +53,16 @@ func ReadFD(fd int) ([]byte, error) {
 	}
 }
 
+// ownDrops counts the calls of DropCapabilities: threads that may hold
+// fewer capabilities than the rest of the process.
+var ownDrops atomic.Int32
+
 // DropCapabilities removes every capability from the calling thread for
 // good (bounding set, ambient set, securebits so that root regains none on
 // exec, then the permitted set) and sets no_new_privs. The caller execs from
 // this thread right after.
 func DropCapabilities() error {
+	ownDrops.Add(1)
 	last := 40
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
