@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -78,9 +79,12 @@ const (
 	attrLen      = 88
 )
 
-// observerTimeout is the request timeout, in seconds, asked of the kernel:
-// a helper that stops answering is cut off (every mask then fails with
-// ENOTCONN) instead of holding the processes that touch a mask.
+// observerTimeout is the request timeout, in seconds, that an observer
+// process asks of the kernel: a helper that stops answering is cut off
+// (every mask then fails with ENOTCONN) instead of holding the processes
+// that touch a mask. pid 1 serving the masks itself asks for none: nothing
+// can stop it, and a timeout would only let a process that starves it of
+// CPU (a flood of touches) end the observation.
 const observerTimeout = 2
 
 // NodeName is the name of masks[i]'s node in the root directory of the
@@ -96,6 +100,8 @@ type fuseServer struct {
 	setup int
 	arch  seccomp.Arch
 	send  func(violations.File)
+	// timeout asks the kernel for observerTimeout (an observer process).
+	timeout bool
 }
 
 func (s *fuseServer) attr(node uint64) []byte {
@@ -204,7 +210,7 @@ func (s *fuseServer) initOut(in []byte) []byte {
 	le.PutUint32(out[4:], minor)
 	le.PutUint32(out[20:], 4096) // max_write
 	le.PutUint32(out[24:], 1)    // time_gran
-	if flags2&fuseRequestTimeout != 0 {
+	if s.timeout && flags2&fuseRequestTimeout != 0 {
 		le.PutUint32(out[12:], fuseInitExt)
 		le.PutUint32(out[32:], fuseRequestTimeout)
 		le.PutUint16(out[40:], observerTimeout)
@@ -382,10 +388,9 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 			return 0, err
 		}
 		keptFDs = []int{conn, ch}
-		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: newSender(ch)}
-		for range 2 {
-			go s.serve()
-		}
+		out := newSender(ch)
+		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: out.send}
+		serveInProcess(s, out)
 		return 0, nil
 	}
 	data, err := json.Marshal(masks)
@@ -479,7 +484,7 @@ func RunObserver(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch, send: newSender(ch)}
+	s := &fuseServer{dev: dev, masks: masks, setup: setup, arch: arch, send: newSender(ch).send, timeout: true}
 	// Two readers: callers that touch masks from several threads at once
 	// (git's parallel lstat) are answered in parallel.
 	done := make(chan struct{}, 2)
@@ -500,40 +505,78 @@ var keptFDs []int
 // these through. None where the observer is a process of its own.
 func Kept() []int { return keptFDs }
 
-// newSender is the observer's report function: each report, one JSON
-// line, is sent on ch to the init stage's Watch.
-func newSender(ch int) func(violations.File) {
-	lost := 0
-	var mu sync.Mutex
-	return func(v violations.File) {
-		mu.Lock()
-		defer mu.Unlock()
-		v.Lost = lost
-		var b strings.Builder
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false) // a path of & is not six times as long
-		err := enc.Encode(v)
-		if err == nil && b.Len() > maxReport {
-			err = errors.New("report too long")
-		}
-		if err == nil {
-			// A full channel (pid 1 behind on a loaded machine) waits a
-			// little rather than lose the report: this is on the caller's
-			// path, but a lost line is a lost violation.
-			for tries := 0; ; tries++ {
-				err = unix.Send(ch, []byte(b.String()), unix.MSG_DONTWAIT)
-				if err != unix.EAGAIN || tries == 50 {
-					break
-				}
-				_, _ = unix.Poll([]unix.PollFd{{Fd: int32(ch), Events: unix.POLLOUT}}, 20)
+// serveInProcess serves s from two goroutines of this process; once both
+// have returned (the connection ended while the run goes on: the kernel
+// aborted it, say) it closes out, so that Watch sees the end and the log
+// says that observation stopped, as it does when an observer process is
+// gone.
+func serveInProcess(s *fuseServer, out *sender) {
+	var left atomic.Int32
+	left.Store(2)
+	for range 2 {
+		go func() {
+			s.serve()
+			if left.Add(-1) == 0 {
+				out.close()
 			}
-		}
-		if err != nil {
-			lost++
-			return
-		}
-		lost = 0
+		}()
 	}
+}
+
+// sender sends the observer's reports, one JSON line each, on ch to the
+// init stage's Watch.
+type sender struct {
+	mu     sync.Mutex
+	ch     int
+	lost   int
+	closed bool
+}
+
+func newSender(ch int) *sender { return &sender{ch: ch} }
+
+// close closes the channel: Watch reads what was sent, then the end.
+// Reports after it are lost.
+func (o *sender) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.closed {
+		o.closed = true
+		unix.Close(o.ch)
+	}
+}
+
+// send sends one report, waiting a little where the channel is full.
+func (o *sender) send(v violations.File) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return
+	}
+	v.Lost = o.lost
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a path of & is not six times as long
+	err := enc.Encode(v)
+	if err == nil && b.Len() > maxReport {
+		err = errors.New("report too long")
+	}
+	if err == nil {
+		// A full channel (pid 1 behind on a loaded machine) waits a
+		// little rather than lose the report: this is on the caller's
+		// path, but a lost line is a lost violation.
+		for tries := 0; ; tries++ {
+			err = unix.Send(o.ch, []byte(b.String()), unix.MSG_DONTWAIT)
+			if err != unix.EAGAIN || tries == 50 {
+				break
+			}
+			_, _ = unix.Poll([]unix.PollFd{{Fd: int32(o.ch), Events: unix.POLLOUT}}, 20)
+		}
+	}
+	if err != nil {
+		o.lost++
+		return
+	}
+	o.lost = 0
 }
 
 // Reports is the init stage's end of the observer's channel.

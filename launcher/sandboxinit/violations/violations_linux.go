@@ -1,6 +1,7 @@
 package violations
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -29,6 +30,8 @@ type Log struct {
 	mu      sync.Mutex
 	last    map[string]time.Time
 	logged  int
+	// size is the bytes of the lines queued so far (at most maxBytes).
+	size int
 	// dropped counts the lines the rate limit or the cap left out; Flush
 	// logs one summary line when any were.
 	dropped int
@@ -45,6 +48,13 @@ type Log struct {
 }
 
 const maxViolations = 100
+
+// maxBytes bounds the violation lines of one run: a process in the sandbox
+// chooses what some fields hold (where its program lies, a path it
+// touched: up to 4 KiB each, and a control byte takes six in JSON), and
+// 100 lines of those could otherwise push the log's earlier lines out at
+// its next rotation (1 MiB). Lines past it are counted in the summary.
+const maxBytes = 256 << 10
 
 // New starts the writer for events, the event log's descriptor
 // opened before the sandbox started (-1: there is none, nothing is logged).
@@ -249,13 +259,19 @@ func (v *Log) queueEvent(key string, ev eventlog.Event) {
 		return
 	}
 	now := time.Now()
-	if v.logged >= maxViolations || now.Sub(v.last[key]) < time.Second {
+	if v.logged >= maxViolations || v.size >= maxBytes || now.Sub(v.last[key]) < time.Second {
 		v.dropped++
 		return
 	}
+	ev.Time, ev.Event, ev.Profile, ev.Backend = eventlog.Now(), "violation", v.profile, v.backend
+	line, err := json.Marshal(ev)
+	if err != nil || v.size+len(line) > maxBytes {
+		v.dropped++
+		return
+	}
+	v.size += len(line)
 	v.last[key] = now
 	v.logged++
-	ev.Time, ev.Event, ev.Profile, ev.Backend = eventlog.Now(), "violation", v.profile, v.backend
 	select {
 	case v.queue <- ev:
 	default:
