@@ -294,13 +294,6 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		return initproc.NotFound(cfg.Args[0], st.err)
 	}
 	pid := st.proc.Pid
-	if len(maskfs.Kept()) > 0 {
-		// pid 1 serves the masks' file system (two goroutines): two more
-		// Ps, so that a flood of touches of masks is shared out by the
-		// kernel's scheduler, as an observer process's would be, and does
-		// not hold the supervisor's answers back.
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 2)
-	}
 	stop := make(chan struct{})
 	done := make(chan error, 1)
 	// The notifying filter is answered until this process exits, not only

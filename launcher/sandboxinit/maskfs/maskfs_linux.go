@@ -102,6 +102,9 @@ type fuseServer struct {
 	send  func(violations.File)
 	// timeout asks the kernel for observerTimeout (an observer process).
 	timeout bool
+	// touched runs at the first touch of a mask (nil: nothing to run).
+	touched     func()
+	touchedOnce sync.Once
 }
 
 func (s *fuseServer) attr(node uint64) []byte {
@@ -237,6 +240,9 @@ func (s *fuseServer) observe(tid int, m policy.Mask, buf []byte) {
 	}
 	if tgid == s.setup {
 		return
+	}
+	if s.touched != nil {
+		s.touchedOnce.Do(s.touched)
 	}
 	op := "access"
 	if line := readProc(dir+"/syscall", buf); line != "" {
@@ -510,7 +516,15 @@ func Kept() []int { return keptFDs }
 // aborted it, say) it closes out, so that Watch sees the end and the log
 // says that observation stopped, as it does when an observer process is
 // gone.
+//
+// At the first touch of a mask, pid 1 gets two more Go processors (Ps)
+// than it had: then a flood of touches is shared out by the kernel's
+// scheduler, as an observer process's would be, and does not hold back
+// the supervisor's answers (the two goroutines would otherwise take its
+// Ps). Not before: changing them stops the world, and most runs touch no
+// mask.
 func serveInProcess(s *fuseServer, out *sender) {
+	s.touched = func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 2) }
 	var left atomic.Int32
 	left.Store(2)
 	for range 2 {
