@@ -136,10 +136,16 @@ func (v *Log) Record(n seccomp.Notification) {
 	if name == "socket" || name == "socketpair" {
 		family, typ := int(int32(n.Args[0])), int(int32(n.Args[1]))&0xf
 		what = fmt.Sprintf("%s(%s, %s)", name, FamilyName(family), TypeName(typ))
-		if family == unix.AF_UNIX && typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET {
+		switch {
+		case family == unix.AF_UNIX && typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET:
 			// Not the network: a kind of socket no child may have. Say
 			// which, and what works instead (see SayRefusedNetwork).
 			v.RecordMsg(n, fmt.Sprintf("blocked %s: %s", what, DatagramUnixRefused))
+			return
+		case family != unix.AF_UNIX && family != unix.AF_INET && family != unix.AF_INET6 && family != unix.AF_NETLINK:
+			// A family no allow_hosts entry has anything to do with (a
+			// test suite probing for CAN or packet sockets, say).
+			v.RecordMsg(n, fmt.Sprintf("blocked %s: %s", what, FamilyRefused))
 			return
 		}
 	}
@@ -151,6 +157,10 @@ func (v *Log) Record(n seccomp.Notification) {
 // sendmsg is out of a seccomp filter's sight, and could be any host
 // socket.
 const DatagramUnixRefused = "Unix stream and seqpacket sockets work here, datagram ones do not (a datagram's destination is out of the sandbox's sight and could be a host socket)"
+
+// FamilyRefused says why a socket of a family other than IP, Unix and
+// netlink is refused.
+const FamilyRefused = "processes started by the wrapped command get IP sockets (their private loopback, allow_hosts through the proxy) and Unix sockets, of no other family"
 
 // TypeName names a socket type (without its flags).
 func TypeName(t int) string {
@@ -218,6 +228,8 @@ func (v *Log) SayRefusedNetwork(isolated bool) {
 	case strings.Contains(first, DatagramUnixRefused):
 		// No profile key grants one: say what works.
 		fix = "use a Unix stream or seqpacket socket, or a profile without restrict_network (see `grok-sandbox help network`)"
+	case strings.Contains(first, FamilyRefused):
+		fix = "run the program as the wrapped command itself, or under a profile without restrict_network (see `grok-sandbox help network`)"
 	case strings.Contains(first, "unix:"):
 		// A host Unix socket: no allow_hosts entry reaches one.
 		fix = "let the wrapped command itself make the connection, or run the service inside the sandbox (see `grok-sandbox help network`)"
@@ -365,6 +377,22 @@ func FamilyName(f int) string {
 		return "inet6"
 	case unix.AF_UNIX:
 		return "unix"
+	case unix.AF_NETLINK:
+		return "netlink"
+	case unix.AF_PACKET:
+		return "packet"
+	case unix.AF_CAN:
+		return "can"
+	case unix.AF_BLUETOOTH:
+		return "bluetooth"
+	case unix.AF_VSOCK:
+		return "vsock"
+	case unix.AF_ALG:
+		return "alg"
+	case unix.AF_TIPC:
+		return "tipc"
+	case unix.AF_XDP:
+		return "xdp"
 	}
 	return "family " + strconv.Itoa(f)
 }
