@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -32,6 +33,9 @@ type Log struct {
 	logged  int
 	// size is the bytes of the lines queued so far (at most maxBytes).
 	size int
+	// bytesHit is whether the byte bound left a line out (the summary
+	// says which bound did).
+	bytesHit bool
 	// dropped counts the lines the rate limit or the cap left out; Flush
 	// logs one summary line when any were.
 	dropped int
@@ -55,6 +59,42 @@ const maxViolations = 100
 // 100 lines of those could otherwise push the log's earlier lines out at
 // its next rotation (1 MiB). Lines past it are counted in the summary.
 const maxBytes = 256 << 10
+
+// maxField bounds, in bytes of JSON, a field a process chooses (see Clip).
+const maxField = 512
+
+// Clip cuts s so that its JSON text (escapes counted: a control byte
+// takes six) is at most limit bytes, marking a cut with the size it had.
+func Clip(s string, limit int) string {
+	total := 0
+	for _, r := range s {
+		total += jsonCost(r)
+	}
+	if total <= limit {
+		return s
+	}
+	mark := fmt.Sprintf("...(%d bytes)", len(s))
+	size := 0
+	for i, r := range s {
+		n := jsonCost(r)
+		if size+n > limit-len(mark) {
+			return s[:i] + mark
+		}
+		size += n
+	}
+	return s
+}
+
+// jsonCost is at most how many bytes encoding/json writes for r.
+func jsonCost(r rune) int {
+	switch {
+	case r < 0x20 || r == 0x7f || r == utf8.RuneError || r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029:
+		return 6
+	case r == '"' || r == '\\':
+		return 2
+	}
+	return utf8.RuneLen(r)
+}
 
 // New starts the writer for events, the event log's descriptor
 // opened before the sandbox started (-1: there is none, nothing is logged).
@@ -108,7 +148,7 @@ func (v *Log) Flush() {
 	v.closed = true
 	if v.dropped > 0 {
 		ev := eventlog.Event{Time: eventlog.Now(), Event: "violation_summary", Profile: v.profile, Backend: v.backend,
-			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d a run); %d %s logged", v.dropped, maxViolations, v.logged, map[bool]string{true: "was", false: "were"}[v.logged == 1])}
+			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d lines or %d KiB a run%s); %d %s logged", v.dropped, maxViolations, maxBytes>>10, map[bool]string{true: ": the size bound was reached", false: ""}[v.bytesHit], v.logged, map[bool]string{true: "was", false: "were"}[v.logged == 1])}
 		select {
 		case v.queue <- ev:
 		default:
@@ -134,17 +174,24 @@ func (v *Log) Record(n seccomp.Notification) {
 	}
 	what := name
 	if name == "socket" || name == "socketpair" {
-		family, typ := int(int32(n.Args[0])), int(int32(n.Args[1]))&0xf
+		family, typ, proto := int(int32(n.Args[0])), int(int32(n.Args[1]))&0xf, int(int32(n.Args[2]))
 		what = fmt.Sprintf("%s(%s, %s)", name, FamilyName(family), TypeName(typ))
 		switch {
-		case family == unix.AF_UNIX && typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET:
-			// Not the network: a kind of socket no child may have. Say
-			// which, and what works instead (see SayRefusedNetwork).
+		case family == unix.AF_UNIX && proto == 0 && typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET:
+			// Not the network: a kind of socket no child may have (the
+			// kernel makes a raw Unix socket a datagram one). Say which,
+			// and what works instead (see SayRefusedNetwork).
 			v.RecordMsg(n, fmt.Sprintf("blocked %s: %s", what, DatagramUnixRefused))
 			return
-		case family != unix.AF_UNIX && family != unix.AF_INET && family != unix.AF_INET6 && family != unix.AF_NETLINK:
-			// A family no allow_hosts entry has anything to do with (a
+		case family == unix.AF_INET || family == unix.AF_INET6:
+		case family == unix.AF_NETLINK && proto == unix.NETLINK_ROUTE:
+		case family == unix.AF_UNIX && proto == 0:
+		default:
+			// A kind no allow_hosts entry has anything to do with (a
 			// test suite probing for CAN or packet sockets, say).
+			if family == unix.AF_NETLINK || family == unix.AF_UNIX {
+				what = fmt.Sprintf("%s(%s, %s, protocol %d)", name, FamilyName(family), TypeName(typ), proto)
+			}
 			v.RecordMsg(n, fmt.Sprintf("blocked %s: %s", what, FamilyRefused))
 			return
 		}
@@ -158,9 +205,9 @@ func (v *Log) Record(n seccomp.Notification) {
 // socket.
 const DatagramUnixRefused = "Unix stream and seqpacket sockets work here, datagram ones do not (a datagram's destination is out of the sandbox's sight and could be a host socket)"
 
-// FamilyRefused says why a socket of a family other than IP, Unix and
-// netlink is refused.
-const FamilyRefused = "processes started by the wrapped command get IP sockets (their private loopback, allow_hosts through the proxy) and Unix sockets, of no other family"
+// FamilyRefused says why a socket of a kind other than IP, netlink route
+// and Unix is refused.
+const FamilyRefused = "the sandbox gives IP, netlink route and Unix stream and seqpacket sockets, of no other kind"
 
 // TypeName names a socket type (without its flags).
 func TypeName(t int) string {
@@ -271,14 +318,24 @@ func (v *Log) queueEvent(key string, ev eventlog.Event) {
 		return
 	}
 	now := time.Now()
-	if v.logged >= maxViolations || v.size >= maxBytes || now.Sub(v.last[key]) < time.Second {
+	if v.logged >= maxViolations || now.Sub(v.last[key]) < time.Second {
 		v.dropped++
 		return
 	}
+	if v.size >= maxBytes {
+		v.dropped++
+		v.bytesHit = true
+		return
+	}
 	ev.Time, ev.Event, ev.Profile, ev.Backend = eventlog.Now(), "violation", v.profile, v.backend
+	// What a process in the sandbox chooses (where its program lies, an
+	// address it gave the proxy) is cut first, so that 100 lines fit the
+	// byte bound whatever those are made of; the bound is the backstop.
+	ev.Exe, ev.Address, ev.Message = Clip(ev.Exe, maxField), Clip(ev.Address, maxField), Clip(ev.Message, 2*maxField)
 	line, err := json.Marshal(ev)
 	if err != nil || v.size+len(line) > maxBytes {
 		v.dropped++
+		v.bytesHit = true
 		return
 	}
 	v.size += len(line)

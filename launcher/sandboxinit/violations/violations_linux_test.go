@@ -1,42 +1,74 @@
 package violations
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"grok-sandbox/launcher/eventlog"
 	"grok-sandbox/launcher/seccomp"
 )
 
-// A run's violation lines stay within maxBytes, however long what a
-// process chose makes them (a program under a path of control bytes, each
-// six bytes of JSON); the rest is counted for the summary.
-func TestViolationLinesBoundedInBytes(t *testing.T) {
+func newTestLog(t *testing.T) *Log {
 	arch, err := seccomp.HostArch()
 	if err != nil {
 		t.Skip(err)
 	}
-	v := New("p", "bwrap", -1, arch)
+	return New("p", "bwrap", -1, arch)
+}
+
+// What a process chooses (its program's path, an address) is cut, so 100
+// lines of it all fit; a path a line must carry whole (a mask's) counts
+// against the run's byte bound, and the summary names that bound.
+func TestViolationLinesBounded(t *testing.T) {
+	v := newTestLog(t)
 	exe := "/" + strings.Repeat("\x01", 4000)
 	for i := 0; i < maxViolations; i++ {
-		v.queueEvent(strconv.Itoa(i), eventlog.Event{Command: "x", Exe: exe, Message: "blocked open of denied path /w/.env (.env)"})
+		v.queueEvent(strconv.Itoa(i), eventlog.Event{Command: "x", Exe: exe, Address: exe, Message: "blocked open of denied path " + exe})
 	}
-	v.mu.Lock()
-	logged, dropped, size := v.logged, v.dropped, v.size
-	v.mu.Unlock()
-	if size > maxBytes {
-		t.Errorf("%d bytes of violation lines queued, over %d", size, maxBytes)
+	if v.logged != maxViolations || v.dropped != 0 || v.size > maxBytes {
+		t.Errorf("long programs' paths: logged %d, dropped %d, %d bytes; want all %d in %d bytes", v.logged, v.dropped, v.size, maxViolations, maxBytes)
 	}
-	if logged == 0 || logged+dropped != maxViolations || dropped == 0 {
-		t.Errorf("logged %d, counted for the summary %d, of %d", logged, dropped, maxViolations)
-	}
-	// Ordinary lines are not held to it early: 100 of them all go in.
-	w := New("p", "bwrap", -1, arch)
+
+	w := newTestLog(t)
+	path := "/" + strings.Repeat("\x01", 4000)
 	for i := 0; i < maxViolations; i++ {
-		w.queueEvent(strconv.Itoa(i), eventlog.Event{Command: "cat", Exe: "/usr/bin/cat", Message: "blocked open of denied path /w/.env (.env)"})
+		w.queueEvent(strconv.Itoa(i), eventlog.Event{Command: "x", Path: path + strconv.Itoa(i), Message: "blocked open of denied path"})
 	}
-	if w.logged != maxViolations {
-		t.Errorf("ordinary lines: %d logged of %d", w.logged, maxViolations)
+	if w.size > maxBytes || w.logged == 0 || w.logged+w.dropped != maxViolations || w.dropped == 0 || !w.bytesHit {
+		t.Errorf("long paths: logged %d, dropped %d, %d bytes (bound %d), size bound said %v", w.logged, w.dropped, w.size, maxBytes, w.bytesHit)
+	}
+}
+
+func TestClipBoundsTheJSONText(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		limit int
+	}{
+		{strings.Repeat("a", 5000), 512},
+		{strings.Repeat("\x01", 4000), 512},
+		{strings.Repeat("é", 3000), 1024},
+		{strings.Repeat("&", 3000), 1024},
+		{"/usr/bin/cat", 512},
+	} {
+		out := Clip(c.in, c.limit)
+		b, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b)-2 > c.limit {
+			t.Errorf("Clip(%.20q..., %d): JSON text of %d bytes", c.in, c.limit, len(b)-2)
+		}
+		if !utf8.ValidString(out) {
+			t.Errorf("Clip(%.20q..., %d) cut a character", c.in, c.limit)
+		}
+		if len(c.in) <= c.limit && out != c.in {
+			t.Errorf("Clip(%q) = %q, want it whole", c.in, out)
+		}
+		if out != c.in && !strings.HasSuffix(out, "...("+strconv.Itoa(len(c.in))+" bytes)") {
+			t.Errorf("Clip(%.20q...) = ...%q: not marked as cut", c.in, out[len(out)-20:])
+		}
 	}
 }
