@@ -166,7 +166,10 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		// With the children's own namespace, their Unix sockets come
 		// from it too (see childnet).
 		unixNotify := cfg.ChildNet && network == seccomp.NetworkNotify
-		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, OwnIDs: ownIDs, PriorityNotify: priority}, arch); err != nil {
+		// Their passing of credentials too: on a socket pair (the
+		// kernel's, in the host's namespace) it would bind an automatic
+		// name of the host's.
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, PassCredNotify: unixNotify, OwnIDs: ownIDs, PriorityNotify: priority}, arch); err != nil {
 			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
 			return initcfg.ExitRefused
 		}

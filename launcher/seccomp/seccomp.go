@@ -83,6 +83,11 @@ type Rules struct {
 	// Unix sockets of their private network namespace, whose abstract
 	// names are theirs alone.
 	UnixSocketsNotify bool
+	// PassCredNotify (with NetworkNotify) makes setsockopt(SOL_SOCKET,
+	// SO_PASSCRED or SO_PASSPIDFD) notify: on a Unix socket of the host's
+	// network namespace (a child's socketpair is the kernel's) the next
+	// send would bind an automatic abstract name there.
+	PassCredNotify bool
 	// BlockUserNamespaces fails clone and unshare with CLONE_NEWUSER
 	// (EPERM) and clone3, whose flags a filter cannot read, with ENOSYS so
 	// that libc falls back to clone. Without a user namespace nothing in
@@ -214,6 +219,10 @@ const (
 	sockStream    = 1
 	sockSeqpacket = 5
 
+	solSocket   = 1  // SOL_SOCKET
+	soPassCred  = 16 // SO_PASSCRED
+	soPassPidfd = 76 // SO_PASSPIDFD
+
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
 
@@ -267,6 +276,7 @@ var tables = map[Arch]table{
 			"sendto":             44,
 			"sendmsg":            46,
 			"socketpair":         53,
+			"setsockopt":         54,
 			"ptrace":             101,
 			"openat":             257,
 			"sendmmsg":           307,
@@ -360,6 +370,7 @@ var tables = map[Arch]table{
 			"socket":             198,
 			"socketpair":         199,
 			"connect":            203,
+			"setsockopt":         208,
 			"sendto":             206,
 			"sendmsg":            211,
 			"sendmmsg":           269,
@@ -474,6 +485,7 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
 //	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
 //	socket, UnixSocketsNotify with NetworkNotify                 -> NET
+//	setsockopt(SOL_SOCKET, SO_PASSCRED | SO_PASSPIDFD), PassCredNotify with NetworkNotify -> NET
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
 //	connect, bind, listen                 -> NET
@@ -602,6 +614,9 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, nr("socket"), socketLabel, "")
 		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
+		if r.PassCredNotify && r.Network == NetworkNotify {
+			a.jumpIf(bpf.JumpEqual, nr("setsockopt"), "passcred", "")
+		}
 		for _, name := range []string{"connect", "bind", "listen", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} {
 			a.jumpIf(bpf.JumpEqual, nr(name), "net", "")
 		}
@@ -634,6 +649,17 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			// private namespace; socketpair stays as above.
 			a.label("unixsocket")
 			a.ret(netRet)
+		}
+
+		if r.PassCredNotify && r.Network == NetworkNotify {
+			// level and optname are C ints: the low 32 bits.
+			a.label("passcred")
+			a.load(offArgLow(1))
+			a.jumpIf(bpf.JumpNotEqual, solSocket, "allow", "")
+			a.load(offArgLow(2))
+			a.jumpIf(bpf.JumpEqual, soPassCred, "net", "")
+			a.jumpIf(bpf.JumpEqual, soPassPidfd, "net", "")
+			a.ret(RetAllow)
 		}
 
 		a.label("sendto")

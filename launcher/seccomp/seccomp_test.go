@@ -210,6 +210,38 @@ func TestUnixSocketsNotify(t *testing.T) {
 	}
 }
 
+// PassCredNotify sends setsockopt(SOL_SOCKET, SO_PASSCRED or SO_PASSPIDFD)
+// to the supervisor, under NetworkNotify only; every other option stays
+// the kernel's.
+func TestPassCredNotify(t *testing.T) {
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		for _, c := range []struct {
+			mode           Network
+			on             bool
+			level, optname uint64
+			want           uint32
+		}{
+			{NetworkNotify, true, solSocket, soPassCred, RetUserNotif},
+			{NetworkNotify, true, solSocket, soPassPidfd, RetUserNotif},
+			{NetworkNotify, true, solSocket | 1<<32, soPassCred | 1<<32, RetUserNotif}, // the low 32 bits count
+			{NetworkNotify, true, solSocket, 2 /* SO_REUSEADDR */, RetAllow},
+			{NetworkNotify, true, 6 /* IPPROTO_TCP */, soPassCred, RetAllow},
+			{NetworkNotify, false, solSocket, soPassCred, RetAllow},
+			{NetworkDeny, true, solSocket, soPassCred, RetAllow},
+		} {
+			prog, err := Build(Rules{Network: c.mode, UnixSocketsNotify: true, PassCredNotify: c.on}, arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := run(t, prog, seccompData(aa, mustNr(t, arch, "setsockopt"), 3, c.level, c.optname))
+			if got != c.want {
+				t.Errorf("%s/%s on=%v: setsockopt(3, %#x, %#x) = %s, want %s", arch, c.mode, c.on, c.level, c.optname, retName(got), retName(c.want))
+			}
+		}
+	}
+}
+
 func TestNoTerminalInjectionRule(t *testing.T) {
 	for _, arch := range archs {
 		prog, err := Build(Rules{Network: NetworkNotify}, arch)

@@ -459,8 +459,59 @@ func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 		return true
 	case "bind", "connect", "listen", "sendto":
 		return c.onSocket(n, r, v)
+	case "setsockopt":
+		c.onPassCred(n, r, v)
+		return true
 	}
 	return false
+}
+
+// onPassCred answers a child's setsockopt(SOL_SOCKET, SO_PASSCRED or
+// SO_PASSPIDFD): made here, on a copy of its descriptor with a copy of its
+// value, for a socket of the children's namespace; refused (EPERM, logged)
+// for any other, such as a Unix socketpair, which the kernel makes in the
+// host's namespace: its next send would bind an automatic abstract name
+// there, and the host's are few and shared.
+func (c *Net) onPassCred(n seccomp.Notification, r seccomp.Reply, v *violations.Log) {
+	sock, err := c.fetch(n, r)
+	if err != nil || sock < 0 {
+		if err != nil {
+			_ = r.Return(0, unix.EBADF)
+		}
+		return
+	}
+	defer unix.Close(sock)
+	if private, _ := c.private(sock); !private {
+		opt := "SO_PASSCRED"
+		if int32(n.Args[2]) != unix.SO_PASSCRED {
+			opt = "SO_PASSPIDFD"
+		}
+		v.RecordMsg(n, fmt.Sprintf("refused %s on a socket of the host's network namespace (a Unix socketpair): its next send would bind an automatic abstract name of the host's", opt))
+		_ = r.Return(0, unix.EPERM)
+		return
+	}
+	size := int(uint32(n.Args[4]))
+	if size <= 0 || size > 64 || n.Args[3] == 0 {
+		_ = r.Return(0, unix.EINVAL)
+		return
+	}
+	buf := make([]byte, size)
+	if !vmRead(n.Pid, uintptr(n.Args[3]), buf) {
+		_ = r.Return(0, unix.EFAULT)
+		return
+	}
+	_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(sock), uintptr(int32(n.Args[1])), uintptr(int32(n.Args[2])), uintptr(unsafe.Pointer(&buf[0])), uintptr(size), 0)
+	_ = r.Return(0, e)
+}
+
+// vmRead copies len(buf) bytes at addr out of process pid's memory, whole
+// or not at all.
+func vmRead(pid int, addr uintptr, buf []byte) bool {
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: addr, Len: len(buf)}}
+	got, err := unix.ProcessVMReadv(pid, local, remote, 0)
+	return err == nil && got == len(buf)
 }
 
 // socketRequest is a child's socket call waiting for the net helper.
