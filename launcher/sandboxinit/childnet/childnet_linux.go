@@ -468,39 +468,52 @@ func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 
 // onPassCred answers a child's setsockopt(SOL_SOCKET, SO_PASSCRED or
 // SO_PASSPIDFD): made here, on a copy of its descriptor with a copy of its
-// value, for a socket of the children's namespace; refused (EPERM, logged)
-// for any other, such as a Unix socketpair, which the kernel makes in the
-// host's namespace: its next send would bind an automatic abstract name
-// there, and the host's are few and shared.
+// value, for a socket of the children's namespace or a stream socket;
+// refused (EPERM, logged) for any other socket, such as a seqpacket
+// socketpair, which the kernel makes in the host's namespace: its next
+// send would bind an automatic abstract name of the host's, and those are
+// few and shared. (A stream socket binds one only on connect, which is
+// refused for the host's.)
 func (c *Net) onPassCred(n seccomp.Notification, r seccomp.Reply, v *violations.Log) {
 	sock, err := c.fetch(n, r)
 	if err != nil || sock < 0 {
 		if err != nil {
 			_ = r.Return(0, unix.EBADF)
+		} else if r.Valid() {
+			// The caller is still there: it must not wait for ever.
+			_ = r.Return(0, unix.EAGAIN)
 		}
 		return
 	}
 	defer unix.Close(sock)
-	if private, _ := c.private(sock); !private {
-		opt := "SO_PASSCRED"
-		if int32(n.Args[2]) != unix.SO_PASSCRED {
-			opt = "SO_PASSPIDFD"
-		}
-		v.RecordMsg(n, fmt.Sprintf("refused %s on a socket of the host's network namespace (a Unix socketpair): its next send would bind an automatic abstract name of the host's", opt))
-		_ = r.Return(0, unix.EPERM)
+	private, err := c.private(sock)
+	if errors.Is(err, unix.ENOTSOCK) {
+		_ = r.Return(0, unix.ENOTSOCK)
 		return
 	}
-	size := int(uint32(n.Args[4]))
-	if size <= 0 || size > 64 || n.Args[3] == 0 {
+	if !private {
+		typ, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
+		if err != nil || typ != unix.SOCK_STREAM {
+			opt := "SO_PASSCRED"
+			if int32(n.Args[2]) != unix.SO_PASSCRED {
+				opt = "SO_PASSPIDFD"
+			}
+			v.RecordMsg(n, fmt.Sprintf("refused %s on a socket of the host's network namespace (a Unix socketpair): its next send would bind an automatic abstract name of the host's", opt))
+			_ = r.Return(0, unix.EPERM)
+			return
+		}
+	}
+	// The kernel reads an int and refuses less.
+	if int32(n.Args[4]) < 4 {
 		_ = r.Return(0, unix.EINVAL)
 		return
 	}
-	buf := make([]byte, size)
-	if !vmRead(n.Pid, uintptr(n.Args[3]), buf) {
+	var val [4]byte
+	if n.Args[3] == 0 || !vmRead(n.Pid, uintptr(n.Args[3]), val[:]) {
 		_ = r.Return(0, unix.EFAULT)
 		return
 	}
-	_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(sock), uintptr(int32(n.Args[1])), uintptr(int32(n.Args[2])), uintptr(unsafe.Pointer(&buf[0])), uintptr(size), 0)
+	_, _, e := unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(sock), uintptr(int32(n.Args[1])), uintptr(int32(n.Args[2])), uintptr(unsafe.Pointer(&val[0])), 4, 0)
 	_ = r.Return(0, e)
 }
 
