@@ -50,11 +50,7 @@ func allowNetwork(command int, agent *initcfg.PathID) func(tid int) bool {
 		var st unix.Stat_t
 		return unix.Stat(fmt.Sprintf("/proc/%d/exe", pid), &st) == nil && st.Dev == agent.Dev && st.Ino == agent.Ino
 	}
-	alive := func() bool {
-		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, 0)
-		return err == nil && n == 0
-	}
+	alive := func() bool { return pidfdAlive(pidfd) }
 	return func(tid int) bool {
 		if own(tid) {
 			return true
@@ -98,6 +94,21 @@ func allowNetwork(command int, agent *initcfg.PathID) func(tid int) bool {
 			return false
 		}
 		return isAgent(tgid)
+	}
+}
+
+// pidfdAlive reports whether the process of pidfd has not exited. A signal
+// that arrives meanwhile (this process takes SIGCHLD for every child that
+// ends) interrupts even a poll that does not wait: that is no exit. Taken
+// for one, it cost an agent its network for the rest of the run.
+func pidfdAlive(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 0
 	}
 }
 
