@@ -435,11 +435,57 @@ func (p *Proxy) dialInside(host string, port int) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if err := unix.Connect(fd, sa); err != nil {
+	if err := connectTCP(fd, sa, 10*time.Second); err != nil {
 		unix.Close(fd)
 		return -1, fmt.Errorf("connect %s:%d: %v", host, port, err)
 	}
 	return fd, nil
+}
+
+// connectTCP connects the blocking TCP socket fd to sa within limit. A
+// signal that interrupts the connect (pid 1 takes SIGCHLD for every child
+// that ends) leaves it going on in the kernel, where connect again would
+// only say EALREADY: then it waits for the socket to be writable and
+// reads how the connect ended (SO_ERROR).
+func connectTCP(fd int, sa unix.Sockaddr, limit time.Duration) error {
+	err := unix.Connect(fd, sa)
+	if err != unix.EINTR && err != unix.EINPROGRESS && err != unix.EALREADY {
+		return err
+	}
+	return awaitConnected(fd, limit)
+}
+
+// awaitConnected waits, at most limit, for a connect in progress on fd to
+// end, and returns how it ended.
+func awaitConnected(fd int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return unix.ETIMEDOUT
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(fds, int(left/time.Millisecond)+1)
+		if err == unix.EINTR || err == nil && n == 0 {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			return err
+		}
+		if soerr != 0 {
+			return unix.Errno(soerr)
+		}
+		// Writable with no error pending: connected, unless the error
+		// was read already.
+		if _, err := unix.Getpeername(fd); err != nil {
+			return err
+		}
+		return nil
+	}
 }
 
 // guard is what an address host resolves to may be, for a client of the
@@ -565,12 +611,8 @@ func dial(host string, port int, guard func(netip.Addr) error) (int, error) {
 		}
 		tv := unix.Timeval{Sec: 10}
 		_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
-		for {
-			err = unix.Connect(fd, sa)
-			if err != unix.EINTR {
-				break
-			}
-		}
+		// Retrying connect after EINTR got EALREADY: a failed dial.
+		err = connectTCP(fd, sa, 10*time.Second)
 		if err == nil {
 			_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &unix.Timeval{})
 			return fd, nil

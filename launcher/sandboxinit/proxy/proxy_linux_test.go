@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"grok-sandbox/launcher/policy"
 
@@ -79,5 +80,45 @@ func TestProxyGuardRefusesLocalAnswers(t *testing.T) {
 		if !a.IsLoopback() && p.guard("api.example", 443, false)(a) == nil {
 			t.Errorf("the host's own address %s is not guarded", a)
 		}
+	}
+}
+
+// After a signal interrupts a blocking connect, the connect goes on in
+// the kernel and asking again only says EALREADY: awaitConnected (what
+// connectTCP does then) ends as the connect does, connected to a
+// listener, refused by a closed port. A nonblocking connect puts a socket
+// in that very state.
+func TestAwaitConnectedFinishesAConnectInProgress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	open := l.Addr().(*net.TCPAddr).Port
+	c, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := c.Addr().(*net.TCPAddr).Port
+	c.Close()
+	for _, tc := range []struct {
+		port int
+		want error
+	}{{open, nil}, {closed, unix.ECONNREFUSED}} {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa := &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: tc.port}
+		if first := unix.Connect(fd, sa); first != unix.EINPROGRESS {
+			t.Fatalf("port %d: nonblocking connect = %v, want EINPROGRESS", tc.port, first)
+		}
+		if err := unix.SetNonblock(fd, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := awaitConnected(fd, 10*time.Second); got != tc.want {
+			t.Errorf("port %d: awaitConnected = %v, want %v", tc.port, got, tc.want)
+		}
+		unix.Close(fd)
 	}
 }
