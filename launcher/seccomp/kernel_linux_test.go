@@ -523,3 +523,28 @@ func TestKernelNotify(t *testing.T) {
 		t.Errorf("denied callback: socket(AF_INET) seen %v, connect seen %v; want both", sawSocket, sawConnect)
 	}
 }
+
+// The socket kinds children get, in the kernel's numbers.
+func TestChildFamilyInKernelNumbers(t *testing.T) {
+	for _, c := range []struct {
+		domain, proto int
+		want          bool
+	}{
+		{unix.AF_INET, 0, true}, {unix.AF_INET6, unix.IPPROTO_TCP, true},
+		{unix.AF_NETLINK, unix.NETLINK_ROUTE, true}, {unix.AF_NETLINK, unix.NETLINK_SOCK_DIAG, false},
+		{unix.AF_UNIX, 0, true}, {unix.AF_UNIX, 1, false},
+		{unix.AF_PACKET, 0, false}, {unix.AF_CAN, 1, false}, {unix.AF_VSOCK, 0, false},
+	} {
+		if got := ChildFamily(c.domain, c.proto); got != c.want {
+			t.Errorf("ChildFamily(%d, %d) = %v, want %v", c.domain, c.proto, got, c.want)
+		}
+	}
+	for typ, want := range map[int]bool{
+		unix.SOCK_STREAM: true, unix.SOCK_SEQPACKET | unix.SOCK_CLOEXEC: true, unix.SOCK_STREAM | unix.SOCK_NONBLOCK: true,
+		unix.SOCK_DGRAM: false, unix.SOCK_RAW: false,
+	} {
+		if got := UnixStreamType(typ); got != want {
+			t.Errorf("UnixStreamType(%#x) = %v, want %v", typ, got, want)
+		}
+	}
+}

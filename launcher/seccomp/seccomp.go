@@ -912,3 +912,28 @@ func (a *asm) assemble() ([]bpf.RawInstruction, error) {
 	}
 	return bpf.Assemble(out)
 }
+
+// ChildFamily reports whether the command's children get sockets of
+// domain and protocol from their private network namespace (README: help
+// network): IP, netlink route, and Unix of the types UnixStreamType
+// allows. The supervisor gives these, and the refusals name the rest.
+func ChildFamily(domain, proto int) bool {
+	const afInet, afInet6, afNetlink, netlinkRoute = 2, 10, 16, 0
+	switch domain {
+	case afInet, afInet6:
+		return true
+	case afNetlink:
+		return proto == netlinkRoute
+	case afUnix:
+		return proto == 0
+	}
+	return false
+}
+
+// UnixStreamType reports whether a socket type (with its flags) is one
+// the children may have as a Unix socket: stream or seqpacket (a datagram's
+// destination is out of a filter's sight).
+func UnixStreamType(typ int) bool {
+	t := typ & sockTypeMask
+	return t == sockStream || t == sockSeqpacket
+}

@@ -26,19 +26,8 @@ import (
 // HelperArg is the init stage's argument that runs the net helper.
 const HelperArg = "--net-helper"
 
-// Families children may have private sockets of (Unix ones of the types
-// isUnixStream allows).
-func childFamily(domain, proto int) bool {
-	switch domain {
-	case unix.AF_INET, unix.AF_INET6:
-		return true
-	case unix.AF_NETLINK:
-		return proto == unix.NETLINK_ROUTE
-	case unix.AF_UNIX:
-		return proto == 0
-	}
-	return false
-}
+// childFamily: the families children may have private sockets of.
+var childFamily = seccomp.ChildFamily
 
 // helperMakes reports whether the net helper makes a socket of this kind:
 // the children's kinds, and the sock_diag socket the supervisor asks for
@@ -802,11 +791,7 @@ func (c *Net) readAddr(n seccomp.Notification) ([]byte, unix.Errno) {
 	if size == 0 {
 		return buf, 0
 	}
-	local := []unix.Iovec{{Base: &buf[0]}}
-	local[0].SetLen(size)
-	remote := []unix.RemoteIovec{{Base: uintptr(n.Args[1]), Len: size}}
-	got, err := unix.ProcessVMReadv(n.Pid, local, remote, 0)
-	if err != nil || got != size {
+	if !vmRead(n.Pid, uintptr(n.Args[1]), buf) {
 		return nil, unix.EFAULT
 	}
 	return buf, 0

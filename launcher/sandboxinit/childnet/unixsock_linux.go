@@ -33,12 +33,8 @@ import (
 // included) stays refused, and logged. Datagram Unix sockets stay refused:
 // a filter cannot see sendmsg's address, which may name a host socket.
 
-// isUnixStream reports whether a socket type (with its flags) is one the
-// children may have as a Unix socket.
-func isUnixStream(typ int) bool {
-	t := typ & 0xf
-	return t == unix.SOCK_STREAM || t == unix.SOCK_SEQPACKET
-}
+// isUnixStream: the Unix socket types children may have.
+var isUnixStream = seccomp.UnixStreamType
 
 // unixAddr says what a sockaddr_un names: "" for none (autobind, an
 // address of another family), "@" for an abstract name, "/" for a path.

@@ -177,16 +177,13 @@ func (v *Log) Record(n seccomp.Notification) {
 		family, typ, proto := int(int32(n.Args[0])), int(int32(n.Args[1]))&0xf, int(int32(n.Args[2]))
 		what = fmt.Sprintf("%s(%s, %s)", name, FamilyName(family), TypeName(typ))
 		switch {
-		case family == unix.AF_UNIX && proto == 0 && typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET:
+		case family == unix.AF_UNIX && proto == 0 && !seccomp.UnixStreamType(typ):
 			// Not the network: a kind of socket no child may have (the
 			// kernel makes a raw Unix socket a datagram one). Say which,
 			// and what works instead (see SayRefusedNetwork).
 			v.RecordMsg(n, fmt.Sprintf("blocked %s: %s", what, DatagramUnixRefused))
 			return
-		case family == unix.AF_INET || family == unix.AF_INET6:
-		case family == unix.AF_NETLINK && proto == unix.NETLINK_ROUTE:
-		case family == unix.AF_UNIX && proto == 0:
-		default:
+		case !seccomp.ChildFamily(family, proto):
 			// A kind no allow_hosts entry has anything to do with (a
 			// test suite probing for CAN or packet sockets, say).
 			if family == unix.AF_NETLINK || family == unix.AF_UNIX {
