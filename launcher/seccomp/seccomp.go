@@ -88,6 +88,13 @@ type Rules struct {
 	// network namespace (a child's socketpair is the kernel's) the next
 	// send would bind an automatic abstract name there.
 	PassCredNotify bool
+	// SendNotify (with NetworkNotify and UnixSocketsNotify) makes sendmsg
+	// and sendmmsg notify too, and lets socketpair make Unix datagram
+	// pairs: the supervisor then makes every send that can carry an
+	// address itself, with the address checked (a datagram socket's
+	// destination is in memory no filter reads), so that the children may
+	// have Unix datagram sockets of their own.
+	SendNotify bool
 	// BlockUserNamespaces fails clone and unshare with CLONE_NEWUSER
 	// (EPERM) and clone3, whose flags a filter cannot read, with ENOSYS so
 	// that libc falls back to clone. Without a user namespace nothing in
@@ -218,6 +225,8 @@ const (
 	sockTypeMask  = 0xf
 	sockStream    = 1
 	sockSeqpacket = 5
+	sockDgram     = 2
+	sockRaw       = 3
 
 	solSocket   = 1  // SOL_SOCKET
 	soPassCred  = 16 // SO_PASSCRED
@@ -488,8 +497,10 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	setsockopt(SOL_SOCKET, SO_PASSCRED | SO_PASSPIDFD), PassCredNotify with NetworkNotify -> NET
 //	socket/socketpair, low32(args[0]) != AF_UNIX                 -> NET
 //	socket/socketpair(AF_UNIX), low32(args[1])&0xf not in {SOCK_STREAM, SOCK_SEQPACKET} -> NET
+//	  (socketpair: SOCK_DGRAM and SOCK_RAW too, SendNotify with NetworkNotify)
 //	connect, bind, listen                 -> NET
 //	sendto, args[4] (dest_addr) != 0      -> NET
+//	sendmsg, sendmmsg, SendNotify with NetworkNotify             -> NET
 //	ptrace, process_vm_readv, process_vm_writev, pidfd_getfd -> NET
 //	everything else                       -> ALLOW
 //
@@ -506,6 +517,10 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 	}
 	if r.PriorityNotify && r.GuardOthers {
 		return nil, errors.New("seccomp: PriorityNotify is for the command's own filter, not with GuardOthers")
+	}
+	sendNotify := r.SendNotify && r.Network == NetworkNotify
+	if sendNotify && !r.UnixSocketsNotify {
+		return nil, errors.New("seccomp: SendNotify goes with UnixSocketsNotify")
 	}
 	if r.PriorityToCommand && !r.GuardOthers {
 		return nil, errors.New("seccomp: PriorityToCommand relaxes GuardOthers, which is not set")
@@ -612,7 +627,13 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			socketLabel = "unixsocket"
 		}
 		a.jumpIf(bpf.JumpEqual, nr("socket"), socketLabel, "")
-		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
+		pairLabel := "socket"
+		if sendNotify {
+			pairLabel = "socketpair"
+			a.jumpIf(bpf.JumpEqual, nr("sendmsg"), "net", "")
+			a.jumpIf(bpf.JumpEqual, nr("sendmmsg"), "net", "")
+		}
+		a.jumpIf(bpf.JumpEqual, nr("socketpair"), pairLabel, "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
 		if r.PassCredNotify && r.Network == NetworkNotify {
 			a.jumpIf(bpf.JumpEqual, nr("setsockopt"), "passcred", "")
@@ -642,6 +663,21 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.jumpIf(bpf.JumpEqual, sockStream, "allow", "")
 		a.jumpIf(bpf.JumpEqual, sockSeqpacket, "allow", "")
 		a.ret(netRet)
+
+		if sendNotify {
+			// socketpair: a Unix datagram pair too, since every send
+			// that can name another socket notifies.
+			a.label("socketpair")
+			a.load(offArgLow(0))
+			a.jumpIf(bpf.JumpNotEqual, afUnix, "net", "")
+			a.load(offArgLow(1))
+			a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
+			a.jumpIf(bpf.JumpEqual, sockStream, "allow", "")
+			a.jumpIf(bpf.JumpEqual, sockSeqpacket, "allow", "")
+			a.jumpIf(bpf.JumpEqual, sockDgram, "allow", "")
+			a.jumpIf(bpf.JumpEqual, sockRaw, "allow", "")
+			a.ret(netRet)
+		}
 
 		if r.UnixSocketsNotify && r.Network == NetworkNotify {
 			// socket(): every family notifies, Unix stream and
@@ -936,4 +972,13 @@ func ChildFamily(domain, proto int) bool {
 func UnixStreamType(typ int) bool {
 	t := typ & sockTypeMask
 	return t == sockStream || t == sockSeqpacket
+}
+
+// UnixDatagramType reports whether a socket type (with its flags) makes
+// a Unix datagram socket, which children may have where their sends are
+// made for them (Rules.SendNotify): SOCK_DGRAM, and SOCK_RAW, which the
+// kernel turns into SOCK_DGRAM.
+func UnixDatagramType(typ int) bool {
+	t := typ & sockTypeMask
+	return t == sockDgram || t == sockRaw
 }

@@ -35,6 +35,73 @@ func InstallWithListener(prog []bpf.RawInstruction) (listener int, err error) {
 	return install(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
 }
 
+// filterFlagWaitKillableRecv is SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+// (Linux 5.19): once the supervisor has received a notification, its
+// caller waits for the answer through every signal but a fatal one.
+const filterFlagWaitKillableRecv = 1 << 5
+
+// InstallWithKillableListener is InstallWithListener where a received
+// notification stays pending through the caller's signals (only its death
+// ends it): a call the supervisor makes itself, such as a send, is then
+// answered exactly once, never restarted after it was made. See
+// KillableRecv; the supervisor must itself notice a signal its caller
+// waits for while it blocks (SignalPending).
+func InstallWithKillableListener(prog []bpf.RawInstruction) (listener int, err error) {
+	return install(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|filterFlagWaitKillableRecv)
+}
+
+// KillableRecv reports whether the kernel knows
+// SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: asked with no program, a kernel
+// that knows every flag given fails on the program's address (EFAULT),
+// one that does not on the flags (EINVAL). Nothing is installed either way.
+func KillableRecv() bool {
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|filterFlagWaitKillableRecv, 0)
+	return errno == unix.EFAULT
+}
+
+// SignalPending reports whether thread tid has a signal pending, for it
+// or its process, that it neither blocks nor ignores: a signal its handler
+// would run for, or that would end or stop it, were it not blocked in a
+// notified call (InstallWithKillableListener). A caller that cannot be read
+// counts as having one.
+func SignalPending(tid int) bool {
+	if tid <= 0 {
+		return true
+	}
+	// /proc/TID is the thread's own view: its SigPnd, and its process's
+	// ShdPnd.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return true
+	}
+	var pnd, shd, blk, ign uint64
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		switch string(k) {
+		case "SigPnd":
+			dst = &pnd
+		case "ShdPnd":
+			dst = &shd
+		case "SigBlk":
+			dst = &blk
+		case "SigIgn":
+			dst = &ign
+		default:
+			continue
+		}
+		x, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+		if err != nil {
+			return true
+		}
+		*dst = x
+	}
+	return (pnd|shd)&^blk&^ign != 0
+}
+
 func install(prog []bpf.RawInstruction, flags uintptr) (int, error) {
 	if len(prog) == 0 || len(prog) > 4096 {
 		return -1, fmt.Errorf("seccomp: program length %d out of range", len(prog))

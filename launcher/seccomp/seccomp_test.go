@@ -76,8 +76,6 @@ const (
 	afPacket  = 17
 	afTipc    = 30
 
-	sockDgram    = 2
-	sockRaw      = 3
 	sockNonblock = 0x800
 	sockCloexec  = 0x80000
 
@@ -207,6 +205,51 @@ func TestUnixSocketsNotify(t *testing.T) {
 				t.Errorf("%s/%s: %s(%d, %#x) = %s, want %s", arch, c.mode, c.name, c.domain, c.typ, retName(got), retName(c.want))
 			}
 		}
+	}
+}
+
+// SendNotify sends sendmsg and sendmmsg to the supervisor under
+// NetworkNotify, lets socketpair make Unix datagram pairs, and changes
+// nothing else: sendto without an address and write stay the kernel's.
+func TestSendNotify(t *testing.T) {
+	const afUnix, stream, dgram, raw = 1, 1, 2, 3
+	for _, arch := range archs {
+		aa := tables[arch].auditArch
+		for _, c := range []struct {
+			mode Network
+			on   bool
+			name string
+			args []uint64
+			want uint32
+		}{
+			{NetworkNotify, true, "sendmsg", []uint64{3, 0x1000, 0}, RetUserNotif},
+			{NetworkNotify, true, "sendmmsg", []uint64{3, 0x1000, 2, 0}, RetUserNotif},
+			{NetworkNotify, true, "sendto", []uint64{3, 0x1000, 10, 0, 0, 0}, RetAllow},
+			{NetworkNotify, true, "sendto", []uint64{3, 0x1000, 10, 0, 0x2000, 16}, RetUserNotif},
+			{NetworkNotify, true, "write", []uint64{3, 0x1000, 10}, RetAllow},
+			{NetworkNotify, true, "socketpair", []uint64{afUnix, dgram | 0x80000, 0}, RetAllow},
+			{NetworkNotify, true, "socketpair", []uint64{afUnix, stream, 0}, RetAllow},
+			{NetworkNotify, true, "socketpair", []uint64{afUnix, raw, 0}, RetAllow},
+			{NetworkNotify, true, "socketpair", []uint64{afUnix, 4 /* SOCK_RDM */, 0}, RetUserNotif},
+			{NetworkNotify, true, "socketpair", []uint64{afInet, dgram, 0}, RetUserNotif},
+			{NetworkNotify, true, "socket", []uint64{afUnix, dgram, 0}, RetUserNotif},
+			{NetworkNotify, false, "sendmsg", []uint64{3, 0x1000, 0}, RetAllow},
+			{NetworkNotify, false, "socketpair", []uint64{afUnix, dgram, 0}, RetUserNotif},
+			{NetworkDeny, true, "sendmsg", []uint64{3, 0x1000, 0}, RetAllow},
+			{NetworkDeny, true, "socketpair", []uint64{afUnix, dgram, 0}, RetErrno | errnoEACCES},
+		} {
+			prog, err := Build(Rules{Network: c.mode, UnixSocketsNotify: true, SendNotify: c.on}, arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := run(t, prog, seccompData(aa, mustNr(t, arch, c.name), c.args...))
+			if got != c.want {
+				t.Errorf("%s/%s on=%v: %s(%#x) = %s, want %s", arch, c.mode, c.on, c.name, c.args, retName(got), retName(c.want))
+			}
+		}
+	}
+	if _, err := Build(Rules{Network: NetworkNotify, SendNotify: true}, ArchAMD64); err == nil {
+		t.Error("SendNotify without UnixSocketsNotify was built")
 	}
 }
 
