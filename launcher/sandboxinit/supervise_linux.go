@@ -165,6 +165,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		}
 	}
 	var plain []bpf.RawInstruction // a filter that notifies nothing
+	killable := false              // the notifying filter's listener is killable-only (seccomp.InstallWithKillableListener)
 	// Under bwrap the base filter leaves setpriority with a pid to this
 	// one: the supervisor lets it through for the caller's own process.
 	priority := backend == "bwrap"
@@ -177,13 +178,6 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		// With the children's own namespace, their Unix sockets come
 		// from it too (see childnet).
 		unixNotify := cfg.ChildNet && network == seccomp.NetworkNotify
-		// Their passing of credentials too: on a socket pair (the
-		// kernel's, in the host's namespace) it would bind an automatic
-		// name of the host's.
-		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, PassCredNotify: unixNotify, OwnIDs: ownIDs, PriorityNotify: priority}, arch); err != nil {
-			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
-			return initcfg.ExitRefused
-		}
 		if cfg.ChildNet && cfg.Network == seccomp.NetworkNotify {
 			// No helper on its descriptor: Run has warned.
 			if childnet.Ready() {
@@ -191,6 +185,21 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 					fmt.Fprintf(os.Stderr, "grok-sandbox: warning: cannot give the processes the wrapped command starts a private loopback (%v); they get no network at all\n", err)
 				}
 			}
+		}
+		// Their sends that can name a socket are made by pid 1 (see
+		// childnet), where the kernel keeps a received notification
+		// pending through the caller's signals: only then may they
+		// have Unix datagram sockets.
+		killable = unixNotify && cnet != nil && seccomp.KillableRecv()
+		// Their passing of credentials too: on a socket pair (the
+		// kernel's, in the host's namespace) it would bind an automatic
+		// name of the host's.
+		if notify, err = seccomp.Build(seccomp.Rules{Network: network, Observe: observe, BlockUserNamespaces: blockUserNS, UnixSocketsNotify: unixNotify, PassCredNotify: unixNotify, SendNotify: killable, OwnIDs: ownIDs, PriorityNotify: priority}, arch); err != nil {
+			fmt.Fprintf(os.Stderr, "grok-sandbox: %v\n", err)
+			return initcfg.ExitRefused
+		}
+		if killable {
+			cnet.MakeSends()
 		}
 	}
 	if notify == nil && (blockUserNS || ownIDs != nil) {
@@ -256,6 +265,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			switch {
 			case notify != nil:
 				spec.Filter, spec.Listener, spec.Filters = notify, true, filters+1
+				spec.KillableRecv = killable
 			case plain != nil:
 				spec.Filter, spec.Filters = plain, filters+1
 			}
@@ -275,7 +285,11 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		switch {
 		case notify != nil:
 			var err error
-			if listener, err = seccomp.InstallWithListener(notify); err != nil {
+			install := seccomp.InstallWithListener
+			if killable {
+				install = seccomp.InstallWithKillableListener
+			}
+			if listener, err = install(notify); err != nil {
 				ch <- started{err: err, refused: true}
 				return
 			}

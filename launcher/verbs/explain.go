@@ -552,7 +552,7 @@ func networkWords(p *policy.Policy) map[string]string {
 	case p.Network.Isolate && p.Target == "darwin":
 		return map[string]string{"command": "none (Seatbelt denies all network operations)", "children": "none"}
 	case p.Network.Isolate:
-		return map[string]string{"command": "none of the host's: a private loopback only, shared with its children (IP sockets in a network namespace with only lo: 127.0.0.1 and ::1), Unix sockets only among the sandbox's own (socket files bound inside, abstract names of its own; no host Unix or abstract socket, no datagram Unix socket)", "children": "the same private loopback, nothing else"}
+		return map[string]string{"command": "none of the host's: a private loopback only, shared with its children (IP sockets in a network namespace with only lo: 127.0.0.1 and ::1), Unix sockets only among the sandbox's own (socket files bound inside, abstract names of its own; datagram ones too, whose sends pid 1 makes (Linux 5.19 and later); no host Unix or abstract socket)", "children": "the same private loopback, nothing else"}
 	case p.Network.RestrictChildren && p.Target == "darwin":
 		return map[string]string{"command": "unrestricted", "children": "unrestricted (restrict_network is a no-op on macOS)"}
 	case p.Network.RestrictChildren && len(p.Network.AllowHosts) > 0:
@@ -562,12 +562,12 @@ func networkWords(p *policy.Policy) map[string]string {
 		}
 		return map[string]string{
 			"command":  "unrestricted (it keeps its network, e.g. for its model API; through the proxy variables it sees too)",
-			"children": "a private loopback, and through grok-sandbox's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case forms set for them) exactly: " + printable.String(strings.Join(hosts, ", ")) + " (a name without a port: 80 and 443; *.domain: not the bare domain); nothing else of the host's (not its loopback services, no other address), Unix sockets only among themselves (socket files they bound, abstract names of their own; no host Unix or abstract socket, no datagram Unix socket; under the Landlock fallback no Unix connect at all), no io_uring; socketpair and pipes work",
+			"children": "a private loopback, and through grok-sandbox's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and lower-case forms set for them) exactly: " + printable.String(strings.Join(hosts, ", ")) + " (a name without a port: 80 and 443; *.domain: not the bare domain); nothing else of the host's (not its loopback services, no other address), Unix sockets only among themselves (socket files they bound, abstract names of their own; datagram ones too, whose sends pid 1 makes (Linux 5.19 and later); no host Unix or abstract socket; under the Landlock fallback no Unix connect at all), no io_uring; socketpair and pipes work",
 		}
 	case p.Network.RestrictChildren:
 		return map[string]string{
 			"command":  "unrestricted (it keeps its network, e.g. for its model API)",
-			"children": "a private loopback only: their IP sockets live in a network namespace of their own (they serve and reach each other on 127.0.0.1 and ::1), nothing of the host's (not its loopback services, no other address), Unix sockets only among themselves (socket files they bound, abstract names of their own; no host Unix or abstract socket, no datagram Unix socket; under the Landlock fallback no Unix connect at all), no io_uring; socketpair and pipes work",
+			"children": "a private loopback only: their IP sockets live in a network namespace of their own (they serve and reach each other on 127.0.0.1 and ::1), nothing of the host's (not its loopback services, no other address), Unix sockets only among themselves (socket files they bound, abstract names of their own; datagram ones too, whose sends pid 1 makes (Linux 5.19 and later); no host Unix or abstract socket; under the Landlock fallback no Unix connect at all), no io_uring; socketpair and pipes work",
 		}
 	}
 	return map[string]string{"command": "unrestricted", "children": "unrestricted"}

@@ -36,7 +36,7 @@ func helperMakes(domain, typ, proto int) bool {
 	if domain == unix.AF_NETLINK && proto == unix.NETLINK_SOCK_DIAG {
 		return true
 	}
-	return childFamily(domain, proto) && (domain != unix.AF_UNIX || isUnixStream(typ))
+	return childFamily(domain, proto) && (domain != unix.AF_UNIX || isUnixStream(typ) || seccomp.UnixDatagramType(typ))
 }
 
 // Helper is the children's private namespace, made by PrepareHelper while
@@ -288,7 +288,16 @@ type Net struct {
 	diagSeq uint32
 	boundMu sync.Mutex
 	bound   map[vfsID]uint32
+	// sends: the children's sends that can carry an address reach this
+	// process (seccomp.Rules.SendNotify), which makes them
+	// (send_linux.go); only then do they get Unix datagram sockets.
+	sends bool
 }
+
+// MakeSends tells c that the children's filter sends it their sendto
+// with an address, sendmsg and sendmmsg (seccomp.Rules.SendNotify), to
+// make itself; before the command starts.
+func (c *Net) MakeSends() { c.sends = true }
 
 // Open checks the helper left on initcfg.FDNetHelper: it answers, and its
 // sockets are of a namespace other than this process's.
@@ -426,13 +435,20 @@ func (c *Net) fail(why string) {
 // Handle answers a child's network call (see the package comment); false
 // leaves it to be refused. v logs what it refuses.
 func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log) bool {
+	name := seccomp.SyscallName(c.arch, n.Nr)
+	if c.sends && (name == "sendto" || name == "sendmsg" || name == "sendmmsg") {
+		// Made here even when the private namespace failed: sends on
+		// socket pairs and on what the command handed down go on.
+		c.onSend(n, r, v)
+		return true
+	}
 	if c.broken.Load() {
 		return false
 	}
-	switch seccomp.SyscallName(c.arch, n.Nr) {
+	switch name {
 	case "socket":
 		domain, typ, proto := int(int32(n.Args[0])), int(int32(n.Args[1])), int(int32(n.Args[2]))
-		if !childFamily(domain, proto) || domain == unix.AF_UNIX && !isUnixStream(typ) {
+		if !childFamily(domain, proto) || domain == unix.AF_UNIX && !isUnixStream(typ) && !(c.sends && seccomp.UnixDatagramType(typ)) {
 			return false
 		}
 		// Answered by the socket worker: the net helper's answer is a
@@ -645,7 +661,8 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	if kind == "/" {
 		// A path: only to a socket file that a socket of the children's
 		// namespace is bound to, through a descriptor of that file.
-		target, errno := c.unixTarget(n, addr, v)
+		typ, _ := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
+		target, errno := c.unixTarget(n, addr, v, typ == unix.SOCK_DGRAM)
 		if errno != 0 {
 			unix.Close(sock)
 			_ = r.Return(0, errno)
@@ -686,8 +703,26 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		defer release()
 		// Bounded: a blocking connect to a full backlog would otherwise
 		// hold this slot for as long as the listener lives, after the
-		// child that asked is gone.
-		err := boundedConnect(sock, connect, r.Valid)
+		// child that asked is gone. Where the caller waits through its
+		// signals (the listener is killable-only, see send_linux.go), a
+		// signal it would take ends the wait as the kernel's own would:
+		// the call restarts, or fails with EINTR.
+		interrupted := false
+		pending := func() bool {
+			if !r.Valid() {
+				return false
+			}
+			if c.sends && seccomp.SignalPending(n.Pid) {
+				interrupted = true
+				return false
+			}
+			return true
+		}
+		err := boundedConnect(sock, connect, pending)
+		if interrupted {
+			_ = r.Return(0, errRestart)
+			return
+		}
 		// The local port is chosen by now, and the child has written
 		// nothing yet (it is still blocked in connect): the proxy finds
 		// the name when it reads the request.
@@ -945,7 +980,7 @@ func (c *Net) AddressOf(n seccomp.Notification) (address, family string) {
 	return sockaddrString(addr), violations.FamilyName(int(binary.LittleEndian.Uint16(addr)))
 }
 
-// boundedConnect makes a blocking connect in slices of half a second
+// boundedConnect makes a blocking connect in slices of a tenth of a second
 // (SO_SNDTIMEO on this copy of the socket, put back afterwards), for as
 // long as the call is pending: a Unix listener whose backlog stays full,
 // or a loopback listener that drops every SYN, would otherwise hold pid
@@ -960,7 +995,7 @@ func boundedConnect(sock int, connect func() error, pending func() bool) error {
 	if err != nil || orig.Sec != 0 || orig.Usec != 0 {
 		return connect()
 	}
-	slice := unix.Timeval{Usec: 500000}
+	slice := unix.Timeval{Usec: 100000}
 	if unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &slice) != nil {
 		return connect()
 	}
@@ -977,7 +1012,7 @@ func boundedConnect(sock int, connect func() error, pending func() bool) error {
 			// TCP, still connecting after the slice: wait for the end.
 			for {
 				fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
-				k, perr := unix.Poll(fds, 500)
+				k, perr := unix.Poll(fds, 100)
 				if perr == nil && k == 1 {
 					soerr, gerr := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_ERROR)
 					switch {

@@ -31,9 +31,13 @@
 //     descriptor or rewrites the address meanwhile changes nothing. Any
 //     other socket (a Unix one: a path reaches host sockets from any
 //     namespace; one the command handed down) is refused, as before.
-//     sendto with an address continues for private sockets only (an
-//     address is ignored or refused on Unix stream sockets, and children
-//     get no Unix datagram socket).
+//     Where the kernel keeps a received notification pending through the
+//     caller's signals (Linux 5.19), children get Unix datagram sockets
+//     too, and every send of theirs that can carry an address (sendto
+//     with one, sendmsg, sendmmsg) is made by the supervisor, on a copy of
+//     the socket with the address checked (send_linux.go); elsewhere
+//     sendto with an address continues for private sockets only, and
+//     children get no Unix datagram socket.
 //   - A connect to anything but loopback is refused (EACCES) and logged; a
 //     refused connection on loopback (nothing listens there inside) is
 //     logged too, since that is what reaching for a host service looks

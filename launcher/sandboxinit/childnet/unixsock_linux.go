@@ -295,7 +295,11 @@ func fileID(fd int) (vfsID, bool, error) {
 // reach, when a socket of the children's namespace listens on it; else it
 // says what connect would have said (ENOENT, ECONNREFUSED, ...), or
 // EACCES, logged, for a socket of anybody else's.
-func (c *Net) unixTarget(n seccomp.Notification, addr []byte, v *violations.Log) (int, unix.Errno) {
+//
+// With dgram, the target of a datagram socket's connect or send: any
+// socket of the children's bound to that file (the kernel then checks that
+// it is a datagram socket, through the descriptor), listening or not.
+func (c *Net) unixTarget(n seccomp.Notification, addr []byte, v *violations.Log, dgram bool) (int, unix.Errno) {
 	target, err := openTarget(n.Pid, addr)
 	if err != nil {
 		return -1, errnoOf(err)
@@ -310,14 +314,14 @@ func (c *Net) unixTarget(n seccomp.Notification, addr []byte, v *violations.Log)
 	c.boundMu.Unlock()
 	if !ours {
 		unix.Close(target)
-		v.RecordMsg(n, fmt.Sprintf("blocked connect to unix:%s: processes started by the wrapped command reach only Unix sockets they bound themselves (no host Unix socket)", pathOf(addr)))
+		v.RecordMsg(n, fmt.Sprintf("blocked %s to unix:%s: processes started by the wrapped command reach only Unix sockets they bound themselves (no host Unix socket)", seccomp.SyscallName(c.arch, n.Nr), pathOf(addr)))
 		return -1, unix.EACCES
 	}
 	now, listening, found, err := c.sockFile(sockIno)
 	switch {
 	case err != nil:
 		unix.Close(target)
-		v.RecordMsg(n, fmt.Sprintf("blocked connect to unix:%s: the children's sockets cannot be told from the host's (sock_diag: %v)", pathOf(addr), err))
+		v.RecordMsg(n, fmt.Sprintf("blocked %s to unix:%s: the children's sockets cannot be told from the host's (sock_diag: %v)", seccomp.SyscallName(c.arch, n.Nr), pathOf(addr), err))
 		return -1, unix.EACCES
 	case !found || now != id:
 		// Its socket is closed: a stale file, as anywhere.
@@ -326,7 +330,7 @@ func (c *Net) unixTarget(n seccomp.Notification, addr []byte, v *violations.Log)
 		c.boundMu.Unlock()
 		unix.Close(target)
 		return -1, unix.ECONNREFUSED
-	case !listening:
+	case !listening && !dgram:
 		unix.Close(target)
 		return -1, unix.ECONNREFUSED
 	}

@@ -106,6 +106,21 @@ func DropAllCapabilities() error {
 	return DropCapabilities()
 }
 
+// ThreadFilters is how many seccomp filters the calling thread carries
+// (Seccomp_filters in /proc/thread-self/status, Linux 5.9).
+func ThreadFilters() (int, error) {
+	data, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Seccomp_filters:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no Seccomp_filters in /proc/thread-self/status")
+}
+
 // VerifyThread reads the calling thread's confinement back from the kernel:
 // no_new_privs, seccomp in filter mode with at least filters filters, the
 // filter refusing TIOCSTI (so it is the one grok-sandbox built), and every

@@ -38,6 +38,9 @@ type Spec struct {
 	// notifies (the starter sends its listener back).
 	Filter   []bpf.RawInstruction `json:"filter"`
 	Listener bool                 `json:"listener"`
+	// KillableRecv: the listener keeps a received notification pending
+	// through the caller's signals (seccomp.InstallWithKillableListener).
+	KillableRecv bool `json:"killable_recv"`
 	// Filters is how many filters the starter's thread must carry.
 	Filters int `json:"filters"`
 }
@@ -298,7 +301,11 @@ func Run() int {
 	if spec.Filter != nil {
 		var err error
 		if spec.Listener {
-			listener, err = seccomp.InstallWithListener(spec.Filter)
+			install := seccomp.InstallWithListener
+			if spec.KillableRecv {
+				install = seccomp.InstallWithKillableListener
+			}
+			listener, err = install(spec.Filter)
 		} else {
 			err = seccomp.Install(spec.Filter)
 		}
@@ -319,7 +326,7 @@ func Run() int {
 	if listener >= 0 {
 		oob = unix.UnixRights(listener)
 	}
-	if err := unix.Sendmsg(ch, []byte{'k'}, oob, nil, 0); err != nil {
+	if err := answer(ch, oob, spec.Filters); err != nil {
 		return fail("cannot answer the init stage: %v", err)
 	}
 	if listener >= 0 {
@@ -331,4 +338,25 @@ func Run() int {
 	}
 	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 	return initproc.NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
+}
+
+// answer sends the init stage the word that all is in place, with the
+// listener in oob, from another thread of this process, one without the
+// filter just installed on this one: where that filter sends sendmsg to
+// its supervisor (the children's sends, see childnet), this thread's
+// sendmsg would wait for the very supervisor the listener is for.
+func answer(ch int, oob []byte, filters int) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		// A thread made since the filter went on may carry it; this
+		// one must not (a thread the filtered one starts does).
+		if n, err := initproc.ThreadFilters(); err != nil || n >= filters {
+			done <- fmt.Errorf("no thread without the command's filter to answer from (%d filters, %v)", n, err)
+			return
+		}
+		done <- unix.Sendmsg(ch, []byte{'k'}, oob, nil, 0)
+	}()
+	return <-done
 }

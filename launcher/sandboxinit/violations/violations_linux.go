@@ -197,14 +197,14 @@ func (v *Log) Record(n seccomp.Notification) {
 }
 
 // DatagramUnixRefused says why a child's datagram Unix socket is refused
-// (README: help network): the destination of a datagram sent with
-// sendmsg is out of a seccomp filter's sight, and could be any host
-// socket.
-const DatagramUnixRefused = "Unix stream and seqpacket sockets work here, datagram ones do not (a datagram's destination is out of the sandbox's sight and could be a host socket)"
+// where pid 1 does not make the children's sends (README: help network):
+// the destination of a datagram sent with sendmsg is out of a seccomp
+// filter's sight, and could be any host socket.
+const DatagramUnixRefused = "Unix stream and seqpacket sockets work here, datagram ones do not in this sandbox (a datagram's destination is out of a filter's sight and could be a host socket; where pid 1 makes the children's sends, under bwrap on Linux 5.19 or later, they do)"
 
 // FamilyRefused says why a socket of a kind other than IP, netlink route
 // and Unix is refused.
-const FamilyRefused = "the sandbox gives IP, netlink route and Unix stream and seqpacket sockets, of no other kind"
+const FamilyRefused = "the sandbox gives IP, netlink route and Unix sockets (stream, seqpacket and, where pid 1 makes their sends, datagram), of no other kind"
 
 // TypeName names a socket type (without its flags).
 func TypeName(t int) string {
