@@ -32,7 +32,8 @@ const maskStaging = "/dev/shm"
 // file, a directory) makes the launch refuse, and can never make this
 // mount, or create or truncate, anything anywhere else.
 //
-// With observe, the sources are the mask observer's nodes, one a mask
+// With observe (the launcher handed over /dev/fuse on initcfg.FDFuse),
+// the sources are the mask observer's nodes, one a mask
 // (see launcher/sandboxinit/maskfs); where it cannot start, the tmpfs ones, with a
 // warning.
 func mountMasks(masks []policy.Mask, observe bool) (observer int, err error) {

@@ -77,6 +77,13 @@ func Run(args []string) int {
 		return fail("bad descriptor %q", args[0])
 	}
 	masked := len(args) == 3
+	if _, ok := atStart[initcfg.FDNetHelper]; ok && masked {
+		// The first run's net helper, carried across the re-exec.
+		childnet.AdoptHelper()
+	}
+	if _, ok := atStart[initcfg.FDObserver]; ok && masked {
+		maskfs.AdoptObserver()
+	}
 
 	data, err := initproc.ReadFD(fd)
 	if err != nil {
@@ -145,7 +152,11 @@ func Run(args []string) int {
 	if staged {
 		if len(cfg.Masks) > 0 || len(cfg.Binds) > 0 {
 			var err error
-			if observer, err = mountMasks(cfg.Masks, cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
+			// The launcher's /dev/fuse only where it handed one over:
+			// by now a descriptor of this stage's own may have taken
+			// the number.
+			_, fuse := atStart[initcfg.FDFuse]
+			if observer, err = mountMasks(cfg.Masks, fuse && cfg.Observe != nil && cfg.Observe.Fuse); err != nil {
 				return fail("%v", err)
 			}
 			// An observer served from this process keeps its

@@ -377,7 +377,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 	}
 	var reports *maskfs.Reports
 	if cfg.Observe != nil && cfg.Observe.Fuse {
-		if _, err := unix.FcntlInt(uintptr(initcfg.FDObserver), unix.F_GETFD, 0); err == nil {
+		if _, err := unix.FcntlInt(uintptr(initcfg.FDObserver), unix.F_GETFD, 0); err == nil && maskfs.ObserverPlaced() {
 			reports = maskfs.Watch(initcfg.FDObserver, v, stop)
 			if obs, err := strconv.Atoi(os.Getenv(maskfs.PidEnv)); err == nil && obs > 1 {
 				go maskfs.KillIfStopped(obs)

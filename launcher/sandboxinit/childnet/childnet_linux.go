@@ -136,8 +136,22 @@ func (h *Helper) Start() error {
 		unix.Close(h.sp[0])
 		return err
 	}
-	return initproc.PlaceFD(h.sp[0], initcfg.FDNetHelper)
+	if err := initproc.PlaceFD(h.sp[0], initcfg.FDNetHelper); err != nil {
+		return err
+	}
+	helperPlaced = true
+	return nil
 }
+
+// helperPlaced: initcfg.FDNetHelper is the helper's channel (Start put it
+// there, or AdoptHelper found it at the start of the re-exec). Only then:
+// by the time the supervisor asks, a descriptor of the init stage's own
+// may have taken the number.
+var helperPlaced bool
+
+// AdoptHelper tells the init stage's re-exec that it began with the
+// helper's channel on initcfg.FDNetHelper (Start put it there before).
+func AdoptHelper() { helperPlaced = true }
 
 // Serve makes the namespace's thread, once no thread of this process holds
 // a capability (initproc.DropCapabilitiesEverywhere), make the children's
@@ -178,6 +192,9 @@ func serve(calls <-chan socketCall) {
 func Ready() bool {
 	if inProcess != nil {
 		return true
+	}
+	if !helperPlaced {
+		return false
 	}
 	_, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0)
 	return err == nil
@@ -306,6 +323,9 @@ func Open(arch seccomp.Arch) (*Net, error) {
 	if inProcess != nil {
 		c.calls = inProcess.reqs
 	} else {
+		if !helperPlaced {
+			return nil, errors.New("the net helper did not start")
+		}
 		if _, err := unix.FcntlInt(uintptr(initcfg.FDNetHelper), unix.F_GETFD, 0); err != nil {
 			return nil, errors.New("the net helper did not start")
 		}

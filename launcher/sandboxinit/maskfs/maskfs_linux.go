@@ -393,6 +393,7 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 			_ = unix.Unmount(mnt, unix.MNT_DETACH)
 			return 0, err
 		}
+		observerPlaced = true
 		keptFDs = []int{conn, ch}
 		out := newSender(ch)
 		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: out.send}
@@ -434,8 +435,23 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 	if err := initproc.PlaceFD(sp[0], initcfg.FDObserver); err != nil {
 		return 0, err
 	}
+	observerPlaced = true
 	return pid, nil
 }
+
+// observerPlaced: initcfg.FDObserver is the observer's channel (Start put
+// it there, or AdoptObserver found it at the start of the init stage's
+// re-exec). Only then: otherwise a descriptor of the init stage's own may
+// have taken the number.
+var observerPlaced bool
+
+// AdoptObserver tells the init stage's re-exec that it began with the
+// observer's channel on initcfg.FDObserver.
+func AdoptObserver() { observerPlaced = true }
+
+// ObserverPlaced reports whether initcfg.FDObserver is the observer's
+// channel.
+func ObserverPlaced() bool { return observerPlaced }
 
 // memfdWith is a sealed-by-use memfd holding data, rewound.
 func memfdWith(name string, data []byte) (int, error) {
