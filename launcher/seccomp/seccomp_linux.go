@@ -45,7 +45,7 @@ const filterFlagWaitKillableRecv = 1 << 5
 // ends it): a call the supervisor makes itself, such as a send, is then
 // answered exactly once, never restarted after it was made. See
 // KillableRecv; the supervisor must itself notice a signal its caller
-// waits for while it blocks (SignalPending).
+// waits for while it blocks (PendingSignals).
 func InstallWithKillableListener(prog []bpf.RawInstruction) (listener int, err error) {
 	return install(prog, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER|filterFlagWaitKillableRecv)
 }
@@ -59,25 +59,38 @@ func KillableRecv() bool {
 	return errno == unix.EFAULT
 }
 
-// SignalPending reports whether thread tid has a signal pending, for it
-// or its process, that it neither blocks nor ignores: a signal its handler
-// would run for, or that would end or stop it, were it not blocked in a
-// notified call (InstallWithKillableListener). A caller that cannot be read
-// counts as having one.
-func SignalPending(tid int) bool {
+// Pending says which signals wait for a thread (PendingSignals): ones it
+// neither blocks nor ignores, sent to the thread itself (Thread) or to its
+// process (Process, which any of its Threads that does not block it may
+// take); Unreadable when its status cannot be read (it is ending).
+type Pending struct {
+	Thread, Process, Unreadable bool
+	Threads                     int
+}
+
+// PendingSignals reads what signals wait for thread tid, blocked in a
+// notified call (InstallWithKillableListener): a signal its handler would
+// run for, or that would stop it, were it not waiting for the supervisor.
+func PendingSignals(tid int) Pending {
 	if tid <= 0 {
-		return true
+		return Pending{Unreadable: true}
 	}
-	// /proc/TID is the thread's own view: its SigPnd, and its process's
-	// ShdPnd.
+	// /proc/TID is the thread's own view: its SigPnd and SigBlk, and its
+	// process's ShdPnd.
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
 	if err != nil {
-		return true
+		return Pending{Unreadable: true}
 	}
 	var pnd, shd, blk, ign uint64
+	threads := 0
 	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
 		k, v, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
+			continue
+		}
+		v = bytes.TrimSpace(v)
+		if string(k) == "Threads" {
+			threads, _ = strconv.Atoi(string(v))
 			continue
 		}
 		var dst *uint64
@@ -93,13 +106,13 @@ func SignalPending(tid int) bool {
 		default:
 			continue
 		}
-		x, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+		x, err := strconv.ParseUint(string(v), 16, 64)
 		if err != nil {
-			return true
+			return Pending{Unreadable: true}
 		}
 		*dst = x
 	}
-	return (pnd|shd)&^blk&^ign != 0
+	return Pending{Thread: pnd&^blk&^ign != 0, Process: shd&^blk&^ign != 0, Threads: threads}
 }
 
 func install(prog []bpf.RawInstruction, flags uintptr) (int, error) {

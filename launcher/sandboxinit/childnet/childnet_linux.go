@@ -502,7 +502,9 @@ func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 func (c *Net) onPassCred(n seccomp.Notification, r seccomp.Reply, v *violations.Log) {
 	sock, err := c.fetch(n, r)
 	if err != nil || sock < 0 {
-		if err != nil {
+		if err == unix.EAGAIN {
+			_ = r.Return(0, unix.EAGAIN)
+		} else if err != nil {
 			_ = r.Return(0, unix.EBADF)
 		} else if r.Valid() {
 			// The caller is still there: it must not wait for ever.
@@ -510,7 +512,7 @@ func (c *Net) onPassCred(n seccomp.Notification, r seccomp.Reply, v *violations.
 		}
 		return
 	}
-	defer unix.Close(sock)
+	defer dropFD(sock)
 	private, err := c.private(sock)
 	if errors.Is(err, unix.ENOTSOCK) {
 		_ = r.Return(0, unix.ENOTSOCK)
@@ -610,6 +612,10 @@ func (c *Net) giveSocket(r seccomp.Reply, domain, typ, proto int) bool {
 func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Log) bool {
 	name := seccomp.SyscallName(c.arch, n.Nr)
 	sock, err := c.fetch(n, r)
+	if err == unix.EAGAIN {
+		_ = r.Return(0, unix.EAGAIN) // descriptors wait to be closed (closer.go)
+		return true
+	}
 	if err != nil {
 		if err == unix.ENOSYS {
 			c.fail("cannot read children's sockets (pidfd_getfd, Linux 5.6)")
@@ -623,7 +629,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	}
 	private, _ := c.private(sock)
 	if !private {
-		unix.Close(sock)
+		dropFD(sock)
 		// A connect to a socket path that does not exist (glibc's nscd
 		// probe on every user lookup) is refused all the same, unlogged:
 		// nothing was there to reach.
@@ -637,7 +643,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	switch name {
 	case "listen":
 		err := unix.Listen(sock, int(int32(n.Args[1])))
-		unix.Close(sock)
+		dropFD(sock)
 		_ = r.Return(0, errnoOf(err))
 		return true
 	case "sendto":
@@ -647,20 +653,20 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		// private, a Unix stream socket (which ignores or refuses an
 		// address) or one the command handed down (whose sendmsg no
 		// filter sees anyway).
-		unix.Close(sock)
+		dropFD(sock)
 		_ = r.Continue()
 		return true
 	}
 	addr, errno := c.readAddr(n)
 	if errno != 0 {
-		unix.Close(sock)
+		dropFD(sock)
 		if r.Valid() {
 			_ = r.Return(0, errno)
 		}
 		return true
 	}
 	if !r.Valid() {
-		unix.Close(sock)
+		dropFD(sock)
 		return true
 	}
 	kind := unixAddr(addr)
@@ -672,7 +678,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		} else {
 			err = rawSockaddrCall(unix.SYS_BIND, sock, addr)
 		}
-		unix.Close(sock)
+		dropFD(sock)
 		_ = r.Return(0, errnoOf(err))
 		return true
 	}
@@ -684,7 +690,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		typ, _ := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
 		target, errno := c.unixTarget(n, addr, v, typ == unix.SOCK_DGRAM)
 		if errno != 0 {
-			unix.Close(sock)
+			dropFD(sock)
 			_ = r.Return(0, errno)
 			return true
 		}
@@ -693,7 +699,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	}
 	ap, inet := inetAddr(addr)
 	if inet && !ap.Addr().IsLoopback() && !ap.Addr().IsUnspecified() {
-		unix.Close(sock)
+		dropFD(sock)
 		v.RecordMsg(n, fmt.Sprintf("blocked connect to %s: processes started by the wrapped command reach only their private loopback", ap))
 		_ = r.Return(0, unix.EACCES)
 		return true
@@ -705,7 +711,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	select {
 	case connecting <- struct{}{}:
 	default:
-		unix.Close(sock)
+		dropFD(sock)
 		release()
 		_ = r.Return(0, unix.EAGAIN)
 		return true
@@ -719,7 +725,7 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 	}
 	go func() {
 		defer func() { <-connecting }()
-		defer unix.Close(sock)
+		defer dropFD(sock)
 		defer release()
 		// Bounded: a blocking connect to a full backlog would otherwise
 		// hold this slot for as long as the listener lives, after the
@@ -727,20 +733,22 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		// signals (the listener is killable-only, see send_linux.go), a
 		// signal it would take ends the wait as the kernel's own would:
 		// the call restarts, or fails with EINTR.
-		interrupted := false
+		var interrupted unix.Errno
+		var sig sigWatch
 		pending := func() bool {
 			if !r.Valid() {
 				return false
 			}
-			if c.sends && seccomp.SignalPending(n.Pid) {
-				interrupted = true
-				return false
+			if c.sends {
+				if interrupted = sig.check(n.Pid); interrupted != 0 {
+					return false
+				}
 			}
 			return true
 		}
 		err := boundedConnect(sock, connect, pending)
-		if interrupted {
-			_ = r.Return(0, errRestart)
+		if interrupted != 0 {
+			_ = r.Return(0, interrupted)
 			return
 		}
 		// The local port is chosen by now, and the child has written
@@ -791,21 +799,18 @@ var connecting = make(chan struct{}, 256)
 // fetch copies the child's descriptor Args[0] into this process; -1 with
 // no error when the caller is gone.
 func (c *Net) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
-	tgid, err := seccomp.Tgid(n.Pid)
-	if err != nil {
-		return -1, nil
+	if backlogged() {
+		return -1, unix.EAGAIN
 	}
-	pidfd, err := unix.PidfdOpen(tgid, 0)
-	if err != nil {
+	pidfd, _, ok := callerPidfd(n, r)
+	if !ok {
+		if r.Valid() {
+			// Still there: no pidfd (this process out of descriptors?).
+			return -1, unix.EAGAIN
+		}
 		return -1, nil
 	}
 	defer unix.Close(pidfd)
-	// Still pending: the caller was alive after the pidfd was opened, so
-	// tgid was still its process (a pid is not reused while it lives) and
-	// the pidfd is that process's.
-	if !r.Valid() {
-		return -1, nil
-	}
 	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Args[0])), 0)
 	if err != nil {
 		if err == unix.ENOSYS {
@@ -815,6 +820,36 @@ func (c *Net) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
 	}
 	unix.CloseOnExec(fd)
 	return fd, nil
+}
+
+// pidfdThread is PIDFD_THREAD (Linux 6.9): a pidfd of the thread itself,
+// whose pidfd_getfd reads that thread's descriptor table.
+const pidfdThread = unix.O_EXCL
+
+// callerPidfd is a pidfd of n's caller, for pidfd_getfd: of the calling
+// thread where the kernel has them (a thread that unshared its descriptor
+// table has its own, and a process whose first thread ended has none
+// there), else of its process; and the caller's process id. ok is false
+// when the caller is gone.
+func callerPidfd(n seccomp.Notification, r seccomp.Reply) (pidfd, tgid int, ok bool) {
+	tgid, err := seccomp.Tgid(n.Pid)
+	if err != nil {
+		return -1, 0, false
+	}
+	pidfd, err = unix.PidfdOpen(n.Pid, pidfdThread)
+	if err != nil {
+		if pidfd, err = unix.PidfdOpen(tgid, 0); err != nil {
+			return -1, 0, false
+		}
+	}
+	// Still pending: the caller was alive after the pidfd was opened, so
+	// its id was still its own (an id is not reused while it lives) and
+	// the pidfd is the caller's.
+	if !r.Valid() {
+		unix.Close(pidfd)
+		return -1, 0, false
+	}
+	return pidfd, tgid, true
 }
 
 // private reports whether sock is a socket of the children's namespace,

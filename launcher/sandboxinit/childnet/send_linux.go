@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -36,7 +39,7 @@ import (
 // (seccomp.InstallWithKillableListener): a send made here is answered once,
 // and never restarted and made twice because a signal came in between. A
 // blocking send that must wait watches for a signal its caller would take
-// (seccomp.SignalPending) and then answers as the kernel does: how much it
+// (seccomp.PendingSignals) and then answers as the kernel does: how much it
 // sent, or a restart (ERESTARTSYS: the caller's handler runs, and the call
 // is made again where SA_RESTART asks for it).
 //
@@ -55,18 +58,18 @@ const (
 	// can set by default (wmem_max); beyond it EMSGSIZE, as the kernel
 	// says for a record that does not fit.
 	maxRecord = 4 << 20
+	// maxRW is MAX_RW_COUNT, the most one call moves.
+	maxRW = 1<<31 - 4096
+	// scmMaxFD is SCM_MAX_FD, the most descriptors one message passes.
+	scmMaxFD = 253
+	// sunPathMax is the size of sockaddr_un: a longer Unix address is
+	// EINVAL.
+	sunPathMax = 110
 	// streamChunk is how much of a stream send is copied at a time.
-	streamChunk = 256 << 10
-	// maxControl bounds the control messages, as optmem_max does.
-	maxControl    = 64 << 10
+	streamChunk   = 256 << 10
 	sizeofMsghdr  = 56
 	sizeofMmsghdr = 64
 )
-
-// waiting bounds the sends waiting for room at once (each holds a
-// goroutine and up to maxRecord bytes); beyond it a send that must wait
-// fails with ENOBUFS.
-var waiting = make(chan struct{}, 64)
 
 // outMsg is one message to send: the data's place in the caller's memory,
 // the checked address and the control messages, translated.
@@ -81,11 +84,11 @@ type outMsg struct {
 
 func (m *outMsg) release() {
 	for _, fd := range m.fds {
-		unix.Close(fd)
+		dropFD(fd)
 	}
 	m.fds = nil
 	if m.target >= 0 {
-		unix.Close(m.target)
+		unix.Close(m.target) // an O_PATH descriptor: its close never waits
 		m.target = -1
 	}
 }
@@ -102,16 +105,15 @@ type sendSock struct {
 // (see above); it always answers.
 func (c *Net) onSend(n seccomp.Notification, r seccomp.Reply, v *violations.Log) {
 	name := seccomp.SyscallName(c.arch, n.Nr)
-	tgid, err := seccomp.Tgid(n.Pid)
-	if err != nil {
-		return // gone
-	}
-	pidfd, err := unix.PidfdOpen(tgid, 0)
-	if err != nil {
+	if backlogged() {
+		_ = r.Return(0, unix.ENOBUFS)
 		return
 	}
-	if !r.Valid() {
-		unix.Close(pidfd)
+	pidfd, tgid, ok := callerPidfd(n, r)
+	if !ok {
+		if r.Valid() {
+			_ = r.Return(0, unix.ENOBUFS)
+		}
 		return
 	}
 	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Args[0])), 0)
@@ -127,13 +129,13 @@ func (c *Net) onSend(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 	}
 	unix.CloseOnExec(fd)
 	s := sendSock{fd: fd}
-	release := func() { unix.Close(fd); unix.Close(pidfd) }
+	release := func() { dropFD(fd); unix.Close(pidfd) }
 	if errno := c.describe(&s); errno != 0 {
 		release()
 		_ = r.Return(0, errno)
 		return
 	}
-	call := sendCall{c: c, n: n, r: r, v: v, name: name, tgid: tgid, pidfd: pidfd, s: s}
+	call := sendCall{c: c, n: n, r: r, v: v, name: name, tgid: tgid, pidfd: pidfd, s: s, backoff: 5 * time.Millisecond}
 	val, errno, wait := call.run(false)
 	if !wait {
 		release()
@@ -141,20 +143,56 @@ func (c *Net) onSend(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 		return
 	}
 	// It must wait for room: from a goroutine, so that the other
-	// children are served meanwhile.
-	select {
-	case waiting <- struct{}{}:
-	default:
+	// children are served meanwhile, within bounds (each holds a
+	// goroutine, and its caller's descriptors while it tries).
+	if !waitSlot(tgid) {
 		release()
 		_ = r.Return(0, unix.ENOBUFS)
 		return
 	}
 	go func() {
-		defer func() { <-waiting }()
+		defer freeSlot(tgid)
 		val, errno, _ := call.run(true)
 		release()
 		_ = r.Return(val, errno)
 	}()
+}
+
+// The sends waiting for room: at most maxWaiting at once, and
+// maxWaitingEach of one process's, so that no child holds every place;
+// beyond them a send that must wait fails with ENOBUFS.
+const (
+	maxWaiting     = 256
+	maxWaitingEach = 32
+)
+
+var waits struct {
+	sync.Mutex
+	all int
+	by  map[int]int
+}
+
+func waitSlot(tgid int) bool {
+	waits.Lock()
+	defer waits.Unlock()
+	if waits.all >= maxWaiting || waits.by[tgid] >= maxWaitingEach {
+		return false
+	}
+	if waits.by == nil {
+		waits.by = map[int]int{}
+	}
+	waits.all++
+	waits.by[tgid]++
+	return true
+}
+
+func freeSlot(tgid int) {
+	waits.Lock()
+	defer waits.Unlock()
+	waits.all--
+	if waits.by[tgid]--; waits.by[tgid] <= 0 {
+		delete(waits.by, tgid)
+	}
 }
 
 // describe fills in what s's socket is; ENOTSOCK for a descriptor that is
@@ -195,6 +233,10 @@ type sendCall struct {
 	sent int
 	// done counts the bytes of a stream send already sent, likewise.
 	done int
+	// backoff is the wait between tries at a receiver that stays full;
+	// sig, its look at the caller's signals.
+	backoff time.Duration
+	sig     sigWatch
 }
 
 // run makes the call. With mayWait false it never waits: a blocking send
@@ -261,7 +303,15 @@ func (k *sendCall) message(i int) (outMsg, unix.Errno) {
 	m := outMsg{target: -1}
 	var namePtr, nameLen, ctlPtr, ctlLen uint64
 	if k.name == "sendto" {
-		m.iov = []unix.RemoteIovec{{Base: uintptr(k.n.Args[1]), Len: int(k.n.Args[2])}}
+		// len is a size_t, capped at MAX_RW_COUNT as the kernel caps
+		// it (a bad range then fails with EFAULT as it reads).
+		l := k.n.Args[2]
+		if l > maxRW {
+			l = maxRW
+		}
+		if l > 0 {
+			m.iov = []unix.RemoteIovec{{Base: uintptr(k.n.Args[1]), Len: int(l)}}
+		}
 		namePtr, nameLen = k.n.Args[4], uint64(uint32(k.n.Args[5]))
 		if int32(nameLen) < 0 || nameLen > uint64(unsafe.Sizeof(unix.RawSockaddrAny{})) {
 			return m, unix.EINVAL
@@ -305,6 +355,9 @@ func (k *sendCall) message(i int) (outMsg, unix.Errno) {
 				if l < 0 {
 					return m, unix.EINVAL
 				}
+				if l > maxRW {
+					l = maxRW
+				}
 				if l > 0 {
 					m.iov = append(m.iov, unix.RemoteIovec{Base: uintptr(base), Len: int(l)})
 				}
@@ -313,8 +366,8 @@ func (k *sendCall) message(i int) (outMsg, unix.Errno) {
 	}
 	for _, v := range m.iov {
 		m.total += v.Len
-		if m.total < 0 || m.total > 1<<31-4096 {
-			m.total = 1<<31 - 4096 // MAX_RW_COUNT, as the kernel caps it
+		if m.total > maxRW {
+			m.total = maxRW // as the kernel caps it
 		}
 	}
 	if namePtr != 0 && nameLen > 0 {
@@ -328,7 +381,7 @@ func (k *sendCall) message(i int) (outMsg, unix.Errno) {
 		}
 	}
 	if ctlLen > 0 {
-		if ctlLen > maxControl {
+		if ctlLen > uint64(optmemMax()) {
 			m.release()
 			return m, unix.ENOBUFS
 		}
@@ -358,6 +411,9 @@ func (k *sendCall) checkName(m *outMsg, name []byte) unix.Errno {
 		if s.typ != unix.SOCK_DGRAM {
 			m.name = name
 			return 0
+		}
+		if len(name) > 2+sunPathMax {
+			return unix.EINVAL
 		}
 		switch unixAddr(name) {
 		case "/":
@@ -404,6 +460,22 @@ func procFDAddr(fd int) []byte {
 // send). Malformed messages fail as the kernel fails them.
 func (k *sendCall) translateControl(m *outMsg, ctl []byte) unix.Errno {
 	const hdr = unix.SizeofCmsghdr
+	// First the shape, and how many descriptors (the kernel takes
+	// SCM_MAX_FD in all): nothing is copied for a message it refuses.
+	nfds := 0
+	for off := 0; off+hdr <= len(ctl); {
+		l := int(binary.LittleEndian.Uint64(ctl[off:]))
+		if l < hdr || l > len(ctl)-off {
+			return unix.EINVAL
+		}
+		if int32(binary.LittleEndian.Uint32(ctl[off+8:])) == unix.SOL_SOCKET && int32(binary.LittleEndian.Uint32(ctl[off+12:])) == unix.SCM_RIGHTS {
+			nfds += (l - hdr) / 4
+		}
+		off += (l + 7) &^ 7
+	}
+	if nfds > scmMaxFD {
+		return unix.EINVAL
+	}
 	for off := 0; off+hdr <= len(ctl); {
 		l := int(binary.LittleEndian.Uint64(ctl[off:]))
 		if l < hdr || l > len(ctl)-off {
@@ -429,7 +501,12 @@ func (k *sendCall) translateControl(m *outMsg, ctl []byte) unix.Errno {
 				if len(data) < 12 {
 					return unix.EINVAL
 				}
-				if int(int32(binary.LittleEndian.Uint32(data[0:]))) != k.tgid {
+				// The kernel lets a process claim its own pid and its
+				// real, effective or saved ids only (without
+				// CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, which no child
+				// has); the claim is then made pid 1's, the only one it
+				// can send.
+				if int(int32(binary.LittleEndian.Uint32(data[0:]))) != k.tgid || !ownIDs(k.n.Pid, binary.LittleEndian.Uint32(data[4:]), binary.LittleEndian.Uint32(data[8:])) {
 					return unix.EPERM
 				}
 				binary.LittleEndian.PutUint32(data[0:], uint32(os.Getpid()))
@@ -466,6 +543,10 @@ func (k *sendCall) send(m *outMsg, flags int, mayWait bool) (val int64, errno un
 	}
 	for {
 		n, err := k.sendSome(m, ours, stream)
+		if err == 0 && stream && n == 0 && k.done < m.total {
+			// Nothing more goes (nor would it, again).
+			return int64(k.done), 0, false
+		}
 		if err == 0 {
 			k.done += n
 			if !stream || k.done >= m.total {
@@ -570,10 +651,10 @@ func sliceIOV(iov []unix.RemoteIovec, off, max int) ([]unix.RemoteIovec, int) {
 }
 
 // waitRoom waits until the socket may take more, for a blocking send: 0 to
-// try again; EAGAIN past the socket's send timeout; errRestart when its
-// caller has a signal to take (the kernel's answer to a blocking send that
-// a signal interrupts, before anything was sent); ESRCH when the caller is
-// gone.
+// try again; EAGAIN past the socket's send timeout; errRestart (or EINTR,
+// see interrupted) when its caller has a signal to take: the kernel's
+// answer to a blocking send that a signal interrupts before anything was
+// sent; ESRCH when the caller is gone.
 func (k *sendCall) waitRoom(deadline time.Time) unix.Errno {
 	for {
 		wait := 50
@@ -592,20 +673,60 @@ func (k *sendCall) waitRoom(deadline time.Time) unix.Errno {
 		if !k.r.Valid() {
 			return unix.ESRCH
 		}
-		if seccomp.SignalPending(k.n.Pid) {
-			return errRestart
+		if errno := k.interrupted(); errno != 0 {
+			return errno
 		}
 		if err == nil && nready == 1 {
 			// Ready, or an error the next send reports. A datagram
 			// socket without a peer is always "ready" while its
-			// receiver's queue may be full: not faster than every few
-			// milliseconds.
+			// receiver's queue may stay full: then try ever less often
+			// (5 ms, doubling, up to 200 ms).
 			if time.Since(began) < time.Millisecond {
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(k.backoff)
+				if k.backoff *= 2; k.backoff > 200*time.Millisecond {
+					k.backoff = 200 * time.Millisecond
+				}
+			} else {
+				k.backoff = 5 * time.Millisecond
 			}
 			return 0
 		}
 	}
+}
+
+// interrupted says how a waiting send gives way to a signal of its
+// caller's, or 0 while it has none. A signal sent to the thread itself
+// is its to take: errRestart, and the kernel runs its handler and makes
+// the call again (SA_RESTART) or fails it with EINTR, as for any blocking
+// send. A signal sent to its process is the thread's only when it is the
+// only thread that may take it: errRestart then too. Otherwise another
+// thread may take it, and errRestart without a signal to take would reach
+// the program as errno 512: the send goes on waiting while the signal is
+// new, and fails with EINTR once it has waited past the next look (it
+// sits on a thread that cannot take it: this one, or another waiting send).
+func (k *sendCall) interrupted() unix.Errno { return k.sig.check(k.n.Pid) }
+
+// sigWatch is interrupted's look at a waiting caller's signals, for
+// any call pid 1 makes for a child that may wait (a send, a connect).
+type sigWatch struct {
+	shared bool // a signal of the process's was pending at the last look
+}
+
+func (w *sigWatch) check(tid int) unix.Errno {
+	p := seccomp.PendingSignals(tid)
+	switch {
+	case p.Thread || p.Unreadable:
+		return errRestart
+	case !p.Process:
+		w.shared = false
+		return 0
+	case p.Threads == 1:
+		return errRestart
+	case w.shared:
+		return unix.EINTR
+	}
+	w.shared = true
+	return 0
 }
 
 // vmWrite copies buf into process pid's memory at addr, whole or not at
@@ -616,4 +737,82 @@ func vmWrite(pid int, addr uintptr, buf []byte) bool {
 	remote := []unix.RemoteIovec{{Base: addr, Len: len(buf)}}
 	got, err := unix.ProcessVMWritev(pid, local, remote, 0)
 	return err == nil && got == len(buf)
+}
+
+// ownIDs reports whether uid and gid, as process pid sees them (in its
+// user namespace), are among its own real, effective and saved ids.
+func ownIDs(pid int, uid, gid uint32) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	u, okU := mapID(pid, "uid_map", uid)
+	g, okG := mapID(pid, "gid_map", gid)
+	if !okU || !okG {
+		return false
+	}
+	has := func(line string, id uint32) bool {
+		f := strings.Fields(line)
+		for i := 1; i < len(f) && i <= 3; i++ { // real, effective, saved
+			if v, err := strconv.ParseUint(f[i], 10, 32); err == nil && uint32(v) == id {
+				return true
+			}
+		}
+		return false
+	}
+	var uOK, gOK bool
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "Uid:"):
+			uOK = has(line, u)
+		case strings.HasPrefix(line, "Gid:"):
+			gOK = has(line, g)
+		}
+	}
+	return uOK && gOK
+}
+
+// mapID turns id, as process pid sees it, into this process's view, by
+// pid's uid_map or gid_map (which name the ids of the namespace that
+// reads them).
+func mapID(pid int, file string, id uint32) (uint32, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		in, e1 := strconv.ParseUint(f[0], 10, 32)
+		out, e2 := strconv.ParseUint(f[1], 10, 32)
+		n, e3 := strconv.ParseUint(f[2], 10, 32)
+		if e1 != nil || e2 != nil || e3 != nil {
+			continue
+		}
+		if uint64(id) >= in && uint64(id)-in < n {
+			return uint32(out + uint64(id) - in), true
+		}
+	}
+	return 0, false
+}
+
+var optmem struct {
+	once sync.Once
+	max  int
+}
+
+// optmemMax is net.core.optmem_max, the most control data one send
+// takes (ENOBUFS beyond it).
+func optmemMax() int {
+	optmem.once.Do(func() {
+		optmem.max = 20480
+		if b, err := os.ReadFile("/proc/sys/net/core/optmem_max"); err == nil {
+			if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && v > 0 {
+				optmem.max = v
+			}
+		}
+	})
+	return optmem.max
 }

@@ -60,12 +60,17 @@ func TestTranslateControl(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	k := &sendCall{pidfd: pidfd, tgid: 4242}
+	// This process plays the caller.
+	me := os.Getpid()
+	k := &sendCall{pidfd: pidfd, tgid: me}
+	k.n.Pid = me
 
 	fds := make([]byte, 4)
 	binary.LittleEndian.PutUint32(fds, uint32(w.Fd()))
 	ucred := make([]byte, 12)
-	binary.LittleEndian.PutUint32(ucred, 4242)
+	binary.LittleEndian.PutUint32(ucred, uint32(me))
+	binary.LittleEndian.PutUint32(ucred[4:], uint32(os.Getuid()))
+	binary.LittleEndian.PutUint32(ucred[8:], uint32(os.Getgid()))
 	ctl := append(cmsg(unix.SOL_SOCKET, unix.SCM_RIGHTS, fds), cmsg(unix.SOL_SOCKET, unix.SCM_CREDENTIALS, ucred)...)
 	ctl = append(ctl, cmsg(unix.IPPROTO_IP, unix.IP_TOS, []byte{1, 0, 0, 0})...)
 	m := outMsg{target: -1}
@@ -89,10 +94,31 @@ func TestTranslateControl(t *testing.T) {
 		t.Errorf("SCM_CREDENTIALS claims pid %d, want this process's %d", pid, os.Getpid())
 	}
 
-	binary.LittleEndian.PutUint32(ucred, 4243)
-	m2 := outMsg{target: -1}
-	if errno := k.translateControl(&m2, cmsg(unix.SOL_SOCKET, unix.SCM_CREDENTIALS, ucred)); errno != unix.EPERM {
-		t.Errorf("credentials of another process: %v, want EPERM", errno)
+	for _, c := range []struct {
+		what          string
+		pid, uid, gid uint32
+	}{
+		{"another process", uint32(me) + 1, uint32(os.Getuid()), uint32(os.Getgid())},
+		{"another uid", uint32(me), uint32(os.Getuid()) + 12345, uint32(os.Getgid())},
+		{"another gid", uint32(me), uint32(os.Getuid()), uint32(os.Getgid()) + 12345},
+	} {
+		binary.LittleEndian.PutUint32(ucred, c.pid)
+		binary.LittleEndian.PutUint32(ucred[4:], c.uid)
+		binary.LittleEndian.PutUint32(ucred[8:], c.gid)
+		m2 := outMsg{target: -1}
+		if errno := k.translateControl(&m2, cmsg(unix.SOL_SOCKET, unix.SCM_CREDENTIALS, ucred)); errno != unix.EPERM {
+			t.Errorf("credentials of %s: %v, want EPERM", c.what, errno)
+		}
+	}
+	// More descriptors than the kernel passes in one message: refused
+	// before any is copied.
+	many := make([]byte, 4*(scmMaxFD+1))
+	for i := 0; i < scmMaxFD+1; i++ {
+		binary.LittleEndian.PutUint32(many[4*i:], uint32(w.Fd()))
+	}
+	m5 := outMsg{target: -1}
+	if errno := k.translateControl(&m5, cmsg(unix.SOL_SOCKET, unix.SCM_RIGHTS, many)); errno != unix.EINVAL || len(m5.fds) != 0 {
+		t.Errorf("%d descriptors: %v with %d copied, want EINVAL and none", scmMaxFD+1, errno, len(m5.fds))
 	}
 	bad := cmsg(unix.SOL_SOCKET, unix.SCM_RIGHTS, fds)
 	binary.LittleEndian.PutUint64(bad, 64) // longer than the buffer
