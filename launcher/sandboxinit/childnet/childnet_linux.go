@@ -813,11 +813,15 @@ func (c *Net) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
 	defer unix.Close(pidfd)
 	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Args[0])), 0)
 	if err != nil {
-		if err == unix.ENOSYS {
+		switch err {
+		case unix.ENOSYS:
 			return -1, err
+		case unix.EMFILE, unix.ENFILE:
+			return -1, unix.EAGAIN
 		}
 		return -1, unix.EBADF
 	}
+	noteCopies(1)
 	unix.CloseOnExec(fd)
 	return fd, nil
 }

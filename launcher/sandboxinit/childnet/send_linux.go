@@ -124,9 +124,14 @@ func (c *Net) onSend(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 			_ = r.Return(0, unix.EACCES)
 			return
 		}
+		if err == unix.EMFILE || err == unix.ENFILE {
+			_ = r.Return(0, unix.ENOBUFS)
+			return
+		}
 		_ = r.Return(0, unix.EBADF)
 		return
 	}
+	noteCopies(1)
 	unix.CloseOnExec(fd)
 	s := sendSock{fd: fd}
 	release := func() { dropFD(fd); unix.Close(pidfd) }
@@ -147,7 +152,13 @@ func (c *Net) onSend(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 	// goroutine, and its caller's descriptors while it tries).
 	if !waitSlot(tgid) {
 		release()
-		_ = r.Return(0, unix.ENOBUFS)
+		// What went already is what the call did, as a send that a
+		// signal interrupts; nothing: ENOBUFS.
+		if v, ok := call.progress(); ok {
+			_ = r.Return(v, 0)
+		} else {
+			_ = r.Return(0, unix.ENOBUFS)
+		}
 		return
 	}
 	go func() {
@@ -293,6 +304,12 @@ func (k *sendCall) run(mayWait bool) (val int64, errno unix.Errno, wait bool) {
 		}
 		k.sent++
 		k.done = 0
+		if !mayWait && k.sent < vlen {
+			// One message on the loop's thread: the rest from a
+			// goroutine (a child's thousand messages of 2 GB each
+			// must not hold every other call).
+			return 0, 0, true
+		}
 	}
 	return int64(k.sent), 0, false
 }
@@ -490,9 +507,13 @@ func (k *sendCall) translateControl(m *outMsg, ctl []byte) unix.Errno {
 				for j := 0; j+4 <= len(data); j += 4 {
 					theirs := int(int32(binary.LittleEndian.Uint32(data[j:])))
 					ours, err := unix.PidfdGetfd(k.pidfd, theirs, 0)
+					if err == unix.EMFILE || err == unix.ENFILE {
+						return unix.ENOBUFS
+					}
 					if err != nil {
 						return unix.EBADF
 					}
+					noteCopies(1)
 					unix.CloseOnExec(ours)
 					m.fds = append(m.fds, ours)
 					binary.LittleEndian.PutUint32(data[j:], uint32(ours))
@@ -552,6 +573,11 @@ func (k *sendCall) send(m *outMsg, flags int, mayWait bool) (val int64, errno un
 			if !stream || k.done >= m.total {
 				return k.result(m, stream), 0, false
 			}
+			if !mayWait {
+				// One chunk on the loop's thread: the rest from a
+				// goroutine.
+				return 0, 0, true
+			}
 			continue
 		}
 		if err != unix.EAGAIN || !blocking {
@@ -574,6 +600,15 @@ func (k *sendCall) send(m *outMsg, flags int, mayWait bool) (val int64, errno un
 			return 0, errno, false
 		}
 	}
+}
+
+// progress is what a call that stopped part-way has done: messages of a
+// sendmmsg, or bytes of a stream send.
+func (k *sendCall) progress() (int64, bool) {
+	if k.name == "sendmmsg" {
+		return int64(k.sent), k.sent > 0
+	}
+	return int64(k.done), k.done > 0
 }
 
 func (k *sendCall) result(m *outMsg, stream bool) int64 {
@@ -681,7 +716,7 @@ func (k *sendCall) waitRoom(deadline time.Time) unix.Errno {
 			// socket without a peer is always "ready" while its
 			// receiver's queue may stay full: then try ever less often
 			// (5 ms, doubling, up to 200 ms).
-			if time.Since(began) < time.Millisecond {
+			if k.s.typ != unix.SOCK_STREAM && time.Since(began) < time.Millisecond {
 				time.Sleep(k.backoff)
 				if k.backoff *= 2; k.backoff > 200*time.Millisecond {
 					k.backoff = 200 * time.Millisecond
@@ -715,7 +750,12 @@ type sigWatch struct {
 func (w *sigWatch) check(tid int) unix.Errno {
 	p := seccomp.PendingSignals(tid)
 	switch {
-	case p.Thread || p.Unreadable:
+	case p.Unreadable:
+		// Ending, or this process cannot open the file now: no
+		// restart without a signal to take (it would reach the
+		// program as errno 512); the caller's end is seen anyway.
+		return 0
+	case p.Thread:
 		return errRestart
 	case !p.Process:
 		w.shared = false

@@ -336,6 +336,9 @@ func Run() int {
 	if err := initproc.CloseFrom(3); err != nil {
 		return fail("cannot close the launcher's descriptors: %v", err)
 	}
+	if err := reserveThreads(); err != nil {
+		return fail("%v", err)
+	}
 	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 	return initproc.NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
 }
@@ -359,4 +362,37 @@ func answer(ch int, oob []byte, filters int) error {
 		done <- unix.Sendmsg(ch, []byte{'k'}, oob, nil, 0)
 	}()
 	return <-done
+}
+
+// nprocReserve is how many of your processes and threads the command and
+// its children leave to the init stage: they count against one limit
+// (RLIMIT_NPROC, per user), and a child that forks until it is reached
+// would otherwise leave pid 1 no thread to start, which ends a Go program
+// and the sandbox with it.
+const nprocReserve = 256
+
+// reserveThreads lowers the command's RLIMIT_NPROC, soft and hard, by
+// nprocReserve (a quarter where the limit is smaller), so that the command
+// and every process it starts stop short of the limit pid 1 needs room
+// under. No limit (root's, or unlimited) stays as it is.
+func reserveThreads() error {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &rl); err != nil {
+		return fmt.Errorf("cannot read RLIMIT_NPROC: %v", err)
+	}
+	if rl.Cur == unix.RLIM_INFINITY || rl.Cur == 0 {
+		return nil
+	}
+	reserve := uint64(nprocReserve)
+	if rl.Cur < 4*reserve {
+		reserve = rl.Cur / 4
+	}
+	rl.Cur -= reserve
+	if rl.Max > rl.Cur {
+		rl.Max = rl.Cur
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NPROC, &rl); err != nil {
+		return fmt.Errorf("cannot lower RLIMIT_NPROC for the command: %v", err)
+	}
+	return nil
 }
