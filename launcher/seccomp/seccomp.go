@@ -627,13 +627,11 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 			socketLabel = "unixsocket"
 		}
 		a.jumpIf(bpf.JumpEqual, nr("socket"), socketLabel, "")
-		pairLabel := "socket"
 		if sendNotify {
-			pairLabel = "socketpair"
 			a.jumpIf(bpf.JumpEqual, nr("sendmsg"), "net", "")
 			a.jumpIf(bpf.JumpEqual, nr("sendmmsg"), "net", "")
 		}
-		a.jumpIf(bpf.JumpEqual, nr("socketpair"), pairLabel, "")
+		a.jumpIf(bpf.JumpEqual, nr("socketpair"), "socket", "")
 		a.jumpIf(bpf.JumpEqual, nr("sendto"), "sendto", "")
 		if r.PassCredNotify && r.Network == NetworkNotify {
 			a.jumpIf(bpf.JumpEqual, nr("setsockopt"), "passcred", "")
@@ -662,22 +660,14 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 		a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
 		a.jumpIf(bpf.JumpEqual, sockStream, "allow", "")
 		a.jumpIf(bpf.JumpEqual, sockSeqpacket, "allow", "")
-		a.ret(netRet)
-
 		if sendNotify {
-			// socketpair: a Unix datagram pair too, since every send
-			// that can name another socket notifies.
-			a.label("socketpair")
-			a.load(offArgLow(0))
-			a.jumpIf(bpf.JumpNotEqual, afUnix, "net", "")
-			a.load(offArgLow(1))
-			a.emit(bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sockTypeMask})
-			a.jumpIf(bpf.JumpEqual, sockStream, "allow", "")
-			a.jumpIf(bpf.JumpEqual, sockSeqpacket, "allow", "")
+			// Only socketpair comes here (socket() notifies whole, with
+			// UnixSocketsNotify): a Unix datagram pair too, since every
+			// send that can name another socket notifies.
 			a.jumpIf(bpf.JumpEqual, sockDgram, "allow", "")
 			a.jumpIf(bpf.JumpEqual, sockRaw, "allow", "")
-			a.ret(netRet)
 		}
+		a.ret(netRet)
 
 		if r.UnixSocketsNotify && r.Network == NetworkNotify {
 			// socket(): every family notifies, Unix stream and
