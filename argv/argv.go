@@ -17,7 +17,9 @@
 //     where nested user namespaces are allowed) with /proc/sys and friends
 //     read-only, and /sys read-only;
 //  5. the staged layers, each bound under StageDir on that fresh /dev, for
-//     the init stage to move onto its path after all of this;
+//     the init stage to move onto its path after all of this (a read-only
+//     one the layer above already shows at its path the init stage makes
+//     read-only in place instead);
 //  6. the working directory, the seccomp filter, and the init stage.
 //
 // Masks are not bwrap's: the init stage mounts them after all of this, by
@@ -94,11 +96,26 @@ type Launch struct {
 const StageDir = "/dev/.grok-sandbox-stage"
 
 // Move is one staged layer: bwrap binds Path at Stage, the init stage moves
-// that mount onto Path.
+// that mount onto Path. An InPlace one has no Stage: the init stage binds
+// what the sandbox shows at Path (through the layer above it, a view of the
+// host's same path) onto itself, read-only.
 type Move struct {
 	Path     string
 	Stage    string
 	ReadOnly bool
+	InPlace  bool
+}
+
+// underKernelMount is whether path lies where bwrap mounts a fresh file
+// system of the sandbox's own (/dev, /proc, /sys): there the sandbox does not
+// show the host's file at the path.
+func underKernelMount(path string) bool {
+	for _, m := range []string{"/dev", "/proc", "/sys"} {
+		if policy.Within(path, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // Argv is the whole command line: bwrap, its options, "--", the command.
@@ -204,11 +221,22 @@ func Render(p *policy.Policy, o Options) Launch {
 	}
 
 	// The staged layers last, on the fresh /dev: the init stage moves them
-	// after all of the above, so none is covered by it.
+	// after all of the above, so none is covered by it. A read-only one
+	// that the sandbox already shows at its own path, through the layer
+	// above it, is not bwrap's at all: the init stage makes that very
+	// file read-only where it is (a bind of bwrap's rereads the whole
+	// mount table, and a protected file costs it one each).
 	var moves []Move
-	for i, l := range staged {
-		m := Move{Path: l.Path, Stage: StageDir + "/" + strconv.Itoa(i), ReadOnly: l.Access != policy.Write}
-		bind(l, m.Stage)
+	n := 0
+	for _, l := range staged {
+		m := Move{Path: l.Path, ReadOnly: l.Access != policy.Write}
+		if m.ReadOnly && !underKernelMount(l.Path) {
+			m.InPlace = true
+		} else {
+			m.Stage = StageDir + "/" + strconv.Itoa(n)
+			n++
+			bind(l, m.Stage)
+		}
 		moves = append(moves, m)
 	}
 

@@ -91,7 +91,8 @@ func TestRenderKernelInterfacesAfterRootGrant(t *testing.T) {
 // A staged layer is never bound at its own path: bwrap binds it on the
 // fresh /dev after everything else, and Moves tells the init stage where
 // each went, parents first. Its descendants are staged with it, or its
-// move would cover them.
+// move would cover them. A read-only one is not bwrap's at all: the init
+// stage makes it read-only in place (the layer above shows it there).
 func TestRenderStagedLayers(t *testing.T) {
 	p := &policy.Policy{ReadAll: true, Workspace: "/w", Grants: []policy.Grant{
 		{Path: "/w", Access: policy.Write},
@@ -103,8 +104,8 @@ func TestRenderStagedLayers(t *testing.T) {
 	o.Staged = map[string]bool{"/w/.git/hooks": true}
 	l := Render(p, o)
 	want := []Move{
-		{Path: "/w/.git/hooks", Stage: StageDir + "/0", ReadOnly: true},
-		{Path: "/w/.git/hooks/sub", Stage: StageDir + "/1", ReadOnly: false},
+		{Path: "/w/.git/hooks", ReadOnly: true, InPlace: true},
+		{Path: "/w/.git/hooks/sub", Stage: StageDir + "/0", ReadOnly: false},
 	}
 	if !slices.Equal(l.Moves, want) {
 		t.Fatalf("moves %v, want %v", l.Moves, want)
@@ -112,9 +113,12 @@ func TestRenderStagedLayers(t *testing.T) {
 	sys := slices.Index(l.Options, "/sys")
 	for _, m := range l.Moves {
 		for j, a := range l.Options {
-			if (a == "--bind" || a == "--ro-bind") && l.Options[j+2] == m.Path {
-				t.Errorf("%s is bound at its own path", m.Path)
+			if (a == "--bind" || a == "--ro-bind") && (l.Options[j+2] == m.Path || l.Options[j+1] == m.Path && m.InPlace) {
+				t.Errorf("%s is bound by bwrap: %q", m.Path, l.Options)
 			}
+		}
+		if m.InPlace {
+			continue
 		}
 		j := slices.Index(l.Options, m.Stage)
 		if j < 0 || l.Options[j-1] != m.Path {

@@ -237,7 +237,7 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 	cfg.GitDirs = p.GitDirs
 	for _, m := range moves {
 		dev, ino, _ := resolve.FileID(m.Path)
-		cfg.Binds = append(cfg.Binds, initcfg.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, Dev: dev, Ino: ino})
+		cfg.Binds = append(cfg.Binds, initcfg.Bind{Path: m.Path, Stage: m.Stage, ReadOnly: m.ReadOnly, InPlace: m.InPlace, Dev: dev, Ino: ino})
 	}
 	for _, m := range p.Masks {
 		cfg.Check.Masked = append(cfg.Check.Masked, m.Path)

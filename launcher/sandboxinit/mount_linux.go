@@ -155,13 +155,26 @@ func openNoLinks(path string) (int, error) {
 // the way and checked to be the file or directory found at launch, and
 // move_mount takes one to the other. No path is resolved twice, and nothing
 // is ever created outside /dev. Then the staging mount points go.
+//
+// A layer bound in place (Bind.InPlace) has no staged mount: the file the
+// sandbox shows at its path, opened the same way and checked the same way,
+// is cloned (open_tree), the clone made read-only (every mount in it), and
+// moved onto that very descriptor.
 func moveStaged(binds []initcfg.Bind) error {
 	for _, b := range binds {
-		if err := moveOne(b); err != nil {
+		move := moveOne
+		if b.InPlace {
+			move = lockInPlace
+		}
+		if err := move(b); err != nil {
 			return fmt.Errorf("cannot mount %s: %v", b.Path, err)
 		}
 	}
+	stageDir := ""
 	for i := len(binds) - 1; i >= 0; i-- {
+		if binds[i].InPlace {
+			continue
+		}
 		err := unix.Unlink(binds[i].Stage)
 		if err == unix.EISDIR {
 			err = unix.Rmdir(binds[i].Stage)
@@ -169,26 +182,57 @@ func moveStaged(binds []initcfg.Bind) error {
 		if err != nil {
 			return fmt.Errorf("cannot remove the staging point %s: %v", binds[i].Stage, err)
 		}
+		stageDir = filepath.Dir(binds[i].Stage)
 	}
-	if len(binds) > 0 {
-		if err := unix.Rmdir(filepath.Dir(binds[0].Stage)); err != nil {
-			return fmt.Errorf("cannot remove %s: %v", filepath.Dir(binds[0].Stage), err)
+	if stageDir != "" {
+		if err := unix.Rmdir(stageDir); err != nil {
+			return fmt.Errorf("cannot remove %s: %v", stageDir, err)
 		}
 	}
 	return nil
 }
 
-func moveOne(b initcfg.Bind) error {
-	same := func(fd int) error {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return err
-		}
-		if st.Dev != b.Dev || st.Ino != b.Ino {
-			return errors.New("it is not what was found at launch (it was replaced meanwhile); refusing")
-		}
-		return nil
+// sameFile is an error unless fd refers to the file b records.
+func sameFile(fd int, b initcfg.Bind) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
 	}
+	if st.Dev != b.Dev || st.Ino != b.Ino {
+		return errors.New("it is not what was found at launch (it was replaced meanwhile); refusing")
+	}
+	return nil
+}
+
+// lockInPlace binds the file at b.Path onto itself, read-only: the same
+// file, on the same mount, as a bind of the host's path would give, minus
+// the write access (see moveStaged).
+func lockInPlace(b initcfg.Bind) error {
+	fd, err := openNoLinks(b.Path)
+	if err != nil {
+		return fmt.Errorf("%v (was it or a directory above it replaced during the launch?)", err)
+	}
+	defer unix.Close(fd)
+	if err := sameFile(fd, b); err != nil {
+		return err
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("open_tree: %v", err)
+	}
+	defer unix.Close(tree)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("mount_setattr: %v", err)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("move_mount: %v", err)
+	}
+	return nil
+}
+
+func moveOne(b initcfg.Bind) error {
+	same := func(fd int) error { return sameFile(fd, b) }
 	src, err := openNoLinks(b.Stage)
 	if err != nil {
 		return fmt.Errorf("staged mount: %v", err)

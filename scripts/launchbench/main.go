@@ -1,9 +1,12 @@
 // Command launchbench measures launch overhead, interleaved in one run so
 // that machine noise hits all alike: `grok-sandbox run` against the
 // identical argv given straight to bwrap (taken from `grok-sandbox print`,
-// with the same descriptors, the init stage included), and against that
-// bwrap argv execing the command itself instead of the init stage (what
-// bwrap alone costs, without grok-sandbox's checks inside).
+// with the same descriptors, the init stage included), and against the
+// floor: bwrap making the same mounts itself and execing the command
+// directly (what bwrap alone costs, without grok-sandbox's checks inside).
+// The floor is grok-sandbox's bwrap options with every layer the init stage
+// mounts (the staged ones, and the ones it makes read-only in place) bound
+// by bwrap at its own path instead, as a hand-written bwrap call would.
 //
 //	go build -o /tmp/grok-sandbox . && go run ./scripts/launchbench -bin /tmp/grok-sandbox -n 200
 package main
@@ -16,6 +19,7 @@ import (
 	"os/exec"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -42,6 +46,12 @@ func main() {
 			Config json.RawMessage `json:"config"`
 		} `json:"descriptors"`
 	}
+	var initBinds struct {
+		Binds []struct {
+			Path     string `json:"path"`
+			ReadOnly bool   `json:"read_only"`
+		} `json:"init_binds"`
+	}
 	if err := json.Unmarshal(out, &printed); err != nil {
 		fail("print --json: %v", err)
 	}
@@ -59,6 +69,9 @@ func main() {
 		data := d.Base64
 		if d.Config != nil {
 			data = d.Config
+			if err := json.Unmarshal(d.Config, &initBinds); err != nil {
+				fail("init config: %v", err)
+			}
 		}
 		if data == nil {
 			continue
@@ -77,13 +90,39 @@ func main() {
 		fail("%v", err)
 	}
 	fdFiles[12] = self
-	// The same bwrap options, execing the command instead of the init
-	// stage (which follows bwrap's last "--").
+	// The floor: the same bwrap options, each layer the init stage would
+	// mount bound by bwrap at its own path, execing the command instead of
+	// the init stage (which follows bwrap's last "--").
 	sep := len(direct) - 1
 	for direct[sep] != "--" {
 		sep--
 	}
-	bare := append(append([]string(nil), direct[:sep+1]...), cmd...)
+	var own []string
+	for _, b := range initBinds.Binds {
+		flag := "--bind"
+		if b.ReadOnly {
+			flag = "--ro-bind"
+		}
+		own = append(own, flag, b.Path, b.Path)
+	}
+	var bare []string
+	at := -1
+	for i := 0; i < sep; i++ {
+		a := direct[i]
+		if (a == "--bind" || a == "--ro-bind") && i+2 < sep && strings.HasPrefix(direct[i+2], "/dev/.grok-sandbox-stage/") {
+			if at < 0 {
+				at = len(bare)
+			}
+			i += 2
+			continue
+		}
+		if at < 0 && (a == "--remount-ro" && direct[i+1] == "/" || a == "--chdir" || a == "--seccomp") {
+			at = len(bare)
+		}
+		bare = append(bare, a)
+	}
+	bare = append(append(bare[:at:at], own...), bare[at:]...)
+	bare = append(append(bare, "--"), cmd...)
 	viaLauncher := append([]string{*bin, "run", "--profile", *profile, "--"}, cmd...)
 
 	var tl, tb, tr []time.Duration
@@ -100,11 +139,14 @@ func main() {
 	}
 	ml, mb, mr := median(tl), median(tb), median(tr)
 	fmt.Printf("profile %s, %d launches each, command %v\n", *profile, *n, cmd)
-	fmt.Printf("bwrap, command directly:  median %v  p90 %v\n", mr, pct(tr, 0.9))
-	fmt.Printf("bwrap with init stage:    median %v  p90 %v\n", mb, pct(tb, 0.9))
-	fmt.Printf("grok-sandbox run:         median %v  p90 %v\n", ml, pct(tl, 0.9))
+	fmt.Printf("bwrap, same mounts, command directly: median %v  p90 %v\n", mr, pct(tr, 0.9))
+	fmt.Printf("bwrap with init stage:              median %v  p90 %v\n", mb, pct(tb, 0.9))
+	fmt.Printf("grok-sandbox run:                   median %v  p90 %v\n", ml, pct(tl, 0.9))
 	fmt.Printf("ratio run / bwrap+init:   %.3f\n", float64(ml)/float64(mb))
 	fmt.Printf("ratio run / bwrap alone:  %.3f\n", float64(ml)/float64(mr))
+	if os.Getenv("LAUNCHBENCH_SHOW") != "" {
+		fmt.Println(strings.Join(bare, " "))
+	}
 }
 
 // fdFiles are files to pass to the direct bwrap at fixed descriptor numbers.

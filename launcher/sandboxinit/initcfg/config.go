@@ -169,12 +169,16 @@ type LayerCheck struct {
 	Identity []PathID `json:"identity,omitempty"`
 }
 
-// Bind is a file the init stage binds onto itself, by descriptor, when it
-// is still the file found at launch.
+// Bind is a staged layer: the mount bwrap made at Stage, which the init
+// stage moves onto Path, by descriptor, when both are still the file found
+// at launch. An InPlace one has no Stage: the init stage binds the file the
+// sandbox shows at Path (when it is the one found at launch) onto itself,
+// read-only.
 type Bind struct {
 	Path     string `json:"path"`
-	Stage    string `json:"stage"`
+	Stage    string `json:"stage,omitempty"`
 	ReadOnly bool   `json:"read_only"`
+	InPlace  bool   `json:"in_place,omitempty"`
 	Dev      uint64 `json:"dev"`
 	Ino      uint64 `json:"ino"`
 }
