@@ -205,15 +205,13 @@ func Held() (int, bool) {
 
 // Release sends the starter its spec and waits for its answer: the
 // filter's listener (when it notifies) or its word that all is in place.
-// The starter then execs the command. It returns the starter's process.
-func Release(pid int, spec Spec) (*os.Process, int, error) {
-	proc, err := os.FindProcess(pid)
-	if err != nil {
-		return nil, -1, err
-	}
+// The starter then execs the command. It returns whether the starter
+// still runs (it has exited, or will, when it refused after reading the
+// spec) with the listener.
+func Release(pid int, spec Spec) (started bool, listener int, err error) {
 	data, err := json.Marshal(spec)
 	if err != nil {
-		return nil, -1, err
+		return false, -1, err
 	}
 	for len(data) > 0 {
 		n, err := unix.Write(initcfg.FDStarter, data)
@@ -221,12 +219,12 @@ func Release(pid int, spec Spec) (*os.Process, int, error) {
 			continue
 		}
 		if err != nil {
-			return nil, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
+			return false, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
 		}
 		data = data[n:]
 	}
 	if err := unix.Shutdown(initcfg.FDStarter, unix.SHUT_WR); err != nil {
-		return nil, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
+		return false, -1, fmt.Errorf("cannot reach the command's starter: %v", err)
 	}
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4))
@@ -240,9 +238,9 @@ func Release(pid int, spec Spec) (*os.Process, int, error) {
 	unix.Close(initcfg.FDStarter)
 	if err != nil || n != 1 || buf[0] != 'k' {
 		// The starter said why on stderr, and exits.
-		return proc, -1, errors.New("the command's starter refused")
+		return true, -1, errors.New("the command's starter refused")
 	}
-	listener := -1
+	listener = -1
 	if spec.Listener {
 		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 		if err == nil && len(msgs) == 1 {
@@ -251,10 +249,10 @@ func Release(pid int, spec Spec) (*os.Process, int, error) {
 			}
 		}
 		if listener < 0 {
-			return proc, -1, errors.New("the command's starter sent no listener")
+			return true, -1, errors.New("the command's starter sent no listener")
 		}
 	}
-	return proc, listener, nil
+	return true, listener, nil
 }
 
 // Run is the starter: it becomes the command (see the package
