@@ -7,6 +7,7 @@ import (
 	"embed"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 //go:embed topics/*.md
@@ -72,24 +73,26 @@ func Text(name string) (string, bool) {
 }
 
 // topicLink is a markdown link to another topic's file, and an anchor in
-// it; anchorLink a link to a heading of the same topic.
+// it; anchorLink a link to a heading of the same topic. Compiled when
+// first used, not at every start of the binary (the init stage inside
+// every sandbox is this binary too).
 var (
-	topicLink  = regexp.MustCompile(`\[([^\]]+)\]\(([a-z]+)\.md(#[a-z0-9_-]*)?\)`)
-	anchorLink = regexp.MustCompile(`\[([^\]]+)\]\(#[a-z0-9_-]*\)`)
+	topicLink  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]]+)\]\(([a-z]+)\.md(#[a-z0-9_-]*)?\)`) })
+	anchorLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]]+)\]\(#[a-z0-9_-]*\)`) })
 )
 
 // Unlink writes each link to a topic's file, [text](name.md#anchor), as
 // "text (grok-sandbox help name)", and each link to a heading of the same
 // topic, [text](#anchor), as its text.
 func Unlink(md string) string {
-	md = topicLink.ReplaceAllString(md, "$1 (grok-sandbox help $2)")
-	return anchorLink.ReplaceAllString(md, "$1")
+	md = topicLink().ReplaceAllString(md, "$1 (grok-sandbox help $2)")
+	return anchorLink().ReplaceAllString(md, "$1")
 }
 
 // Links is the topic names md links to, in order, repeats included.
 func Links(md string) []string {
 	var names []string
-	for _, m := range topicLink.FindAllStringSubmatch(md, -1) {
+	for _, m := range topicLink().FindAllStringSubmatch(md, -1) {
 		names = append(names, m[2])
 	}
 	return names
