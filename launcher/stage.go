@@ -121,6 +121,9 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 		// sandbox can change (see Status).
 		Init: []string{"/proc/self/fd/" + strconv.Itoa(initcfg.FDSelf), initcfg.Command, strconv.Itoa(initcfg.FDInit), p.Profile},
 	}
+	if childLoopback(p) {
+		o.Init = append(o.Init, initcfg.ChildNetArg)
+	}
 	// Every mask is mounted by the init stage, by descriptor onto the very
 	// file resolution found, never by bwrap: bwrap creates a missing
 	// mount point through whatever a path holds (creat truncates a file

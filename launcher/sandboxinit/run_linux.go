@@ -22,7 +22,7 @@ import (
 )
 
 // Run is grok-sandbox's own stage inside the sandbox: bwrap execs it as
-// "/proc/self/fd/12 __sandbox-init FD PROFILE [--masked]", as pid 1 of the
+// "/proc/self/fd/12 __sandbox-init FD PROFILE [--child-net] [--masked]", as pid 1 of the
 // sandbox's pid namespace, carrying the base seccomp filter. It reads its
 // config (the command among it) from FD, then:
 //
@@ -64,8 +64,14 @@ func Run(args []string) int {
 		return maskfs.RunObserver(args)
 	}
 
-	if len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "--masked") {
-		return fail("usage: %s FD PROFILE [--masked]", initcfg.Command)
+	flags := args[min(2, len(args)):]
+	childNet := len(flags) > 0 && flags[0] == initcfg.ChildNetArg
+	if childNet {
+		flags = flags[1:]
+	}
+	masked := len(flags) == 1 && flags[0] == "--masked"
+	if len(args) < 2 || len(flags) > 1 || len(flags) == 1 && !masked {
+		return fail("usage: %s FD PROFILE [%s] [--masked]", initcfg.Command, initcfg.ChildNetArg)
 	}
 	// What this stage began with, before it opens anything.
 	atStart, err := openFDs()
@@ -76,7 +82,27 @@ func Run(args []string) int {
 	if err != nil {
 		return fail("bad descriptor %q", args[0])
 	}
-	masked := len(args) == 3
+	// The children's private network namespace is made on a thread of
+	// its own while this one reads the config and mounts (its unshare is
+	// about a millisecond of the kernel's), and joined below, before any
+	// capability is dropped. The command line says it is wanted (the
+	// config, read later, must agree), so that it starts first of all,
+	// once the carried descriptors are reserved.
+	type prepared struct {
+		helper *childnet.Helper
+		err    error
+	}
+	var preparing chan prepared
+	if childNet && !masked {
+		if err := reserveFDs(); err != nil {
+			return fail("%v", err)
+		}
+		preparing = make(chan prepared, 1)
+		go func() {
+			h, err := childnet.PrepareHelper()
+			preparing <- prepared{h, err}
+		}()
+	}
 	if _, ok := atStart[initcfg.FDNetHelper]; ok && masked {
 		// The first run's net helper, carried across the re-exec.
 		childnet.AdoptHelper()
@@ -99,6 +125,9 @@ func Run(args []string) int {
 	if cfg.Profile != args[1] {
 		return fail("bad config: profile %q, command line says %q", cfg.Profile, args[1])
 	}
+	if cfg.ChildNet != childNet {
+		return fail("bad config: child_loopback %v, command line says %v", cfg.ChildNet, childNet)
+	}
 
 	runtime.LockOSThread()
 	// Signals are caught while the layers go on (see initproc.Catch).
@@ -107,8 +136,10 @@ func Run(args []string) int {
 	starterPid := 0
 	var pending *starter.Pending
 	if staged {
-		if err := reserveFDs(); err != nil {
-			return fail("%v", err)
+		if preparing == nil {
+			if err := reserveFDs(); err != nil {
+				return fail("%v", err)
+			}
 		}
 		// The command's starter first: its own start (a Go program's,
 		// in a namespace of its own) then overlaps the layers' work until
@@ -121,21 +152,6 @@ func Run(args []string) int {
 				return fail("%v", err)
 			}
 		}
-	}
-	// The children's private network namespace is made on a thread of
-	// its own while this one mounts (its unshare is about a millisecond of
-	// the kernel's), and joined below, before any capability is dropped.
-	type prepared struct {
-		helper *childnet.Helper
-		err    error
-	}
-	var preparing chan prepared
-	if staged && cfg.ChildNet {
-		preparing = make(chan prepared, 1)
-		go func() {
-			h, err := childnet.PrepareHelper()
-			preparing <- prepared{h, err}
-		}()
 	}
 	if !masked {
 		// The staged layers first, then every layer's identity in the
@@ -237,7 +253,11 @@ func Run(args []string) int {
 			if _, err := unix.Seek(fd, 0, 0); err != nil {
 				return fail("rewinding the config: %v", err)
 			}
-			argv := []string{"grok-sandbox", initcfg.Command, args[0], args[1], "--masked"}
+			argv := []string{"grok-sandbox", initcfg.Command, args[0], args[1]}
+			if childNet {
+				argv = append(argv, initcfg.ChildNetArg)
+			}
+			argv = append(argv, "--masked")
 			err := syscall.Exec("/proc/self/exe", argv, env)
 			return fail("re-exec after masking: %v", err)
 		default:

@@ -25,6 +25,12 @@ const (
 // inside the sandbox (sandboxinit.Run).
 const Command = "__sandbox-init"
 
+// ChildNetArg follows the profile on the init stage's command line when
+// the config asks for the children's private loopback (Config.ChildNet):
+// the init stage starts making their network namespace before it reads
+// the config.
+const ChildNetArg = "--child-net"
+
 // The descriptors a launch hands to bwrap (and through it to the init
 // stage). Fixed numbers keep print's output identical to what run execs.
 const (
