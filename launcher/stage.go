@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -101,15 +100,7 @@ func buildProgram(r seccomp.Rules) ([]bpf.RawInstruction, error) {
 }
 
 // encodeProgram lays out a program as the kernel's struct sock_filter array.
-func encodeProgram(prog []bpf.RawInstruction) []byte {
-	out := make([]byte, 0, 8*len(prog))
-	for _, ins := range prog {
-		out = binary.LittleEndian.AppendUint16(out, ins.Op)
-		out = append(out, ins.Jt, ins.Jf)
-		out = binary.LittleEndian.AppendUint32(out, ins.K)
-	}
-	return out
-}
+func encodeProgram(prog []bpf.RawInstruction) []byte { return seccomp.Encode(prog) }
 
 // bwrapOptions are the Linux facts of a bwrap launch of p.
 func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
@@ -154,6 +145,7 @@ func bwrapOptions(p *policy.Policy, chdir string, uid int) argv.Options {
 	if len(o.InitCaps) > 0 && uid != 0 {
 		o.MapToRoot = true
 		o.InitCaps = append(o.InitCaps, "CAP_SETFCAP")
+		o.Init = append(o.Init, initcfg.AsUserArg)
 	}
 	return o
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // Run is grok-sandbox's own stage inside the sandbox: bwrap execs it as
-// "/proc/self/fd/12 __sandbox-init FD PROFILE [--child-net] [--masked]", as pid 1 of the
+// "/proc/self/fd/12 __sandbox-init FD PROFILE [--child-net] [--as-user] [--masked]", as pid 1 of the
 // sandbox's pid namespace, carrying the base seccomp filter. It reads its
 // config (the command among it) from FD, then:
 //
@@ -65,13 +65,16 @@ func Run(args []string) int {
 	}
 
 	flags := args[min(2, len(args)):]
-	childNet := len(flags) > 0 && flags[0] == initcfg.ChildNetArg
-	if childNet {
-		flags = flags[1:]
+	flag := func(name string) bool {
+		if len(flags) > 0 && flags[0] == name {
+			flags = flags[1:]
+			return true
+		}
+		return false
 	}
-	masked := len(flags) == 1 && flags[0] == "--masked"
-	if len(args) < 2 || len(flags) > 1 || len(flags) == 1 && !masked {
-		return fail("usage: %s FD PROFILE [%s] [--masked]", initcfg.Command, initcfg.ChildNetArg)
+	childNet, asUser, masked := flag(initcfg.ChildNetArg), flag(initcfg.AsUserArg), flag("--masked")
+	if len(args) < 2 || len(flags) > 0 {
+		return fail("usage: %s FD PROFILE [%s] [%s] [--masked]", initcfg.Command, initcfg.ChildNetArg, initcfg.AsUserArg)
 	}
 	// What this stage began with, before it opens anything.
 	atStart, err := openFDs()
@@ -93,15 +96,31 @@ func Run(args []string) int {
 		err    error
 	}
 	var preparing chan prepared
-	if childNet && !masked {
+	// The command's starter too: its own start (a Go program's, in a
+	// namespace of its own) then overlaps the config and the layers' work
+	// until its maps are written (Finish, below). It waits for its spec,
+	// and enters the command's directory only then (starter.Release),
+	// after the masks.
+	var pending *starter.Pending
+	reserved := false
+	if (childNet || asUser) && !masked {
 		if err := reserveFDs(); err != nil {
 			return fail("%v", err)
 		}
+		reserved = true
+	}
+	if childNet && !masked {
 		preparing = make(chan prepared, 1)
 		go func() {
 			h, err := childnet.PrepareHelper()
 			preparing <- prepared{h, err}
 		}()
+	}
+	if asUser && !masked {
+		var err error
+		if pending, err = starter.Begin(); err != nil {
+			return fail("%v", err)
+		}
 	}
 	if _, ok := atStart[initcfg.FDNetHelper]; ok && masked {
 		// The first run's net helper, carried across the re-exec.
@@ -128,29 +147,18 @@ func Run(args []string) int {
 	if cfg.ChildNet != childNet {
 		return fail("bad config: child_loopback %v, command line says %v", cfg.ChildNet, childNet)
 	}
+	if (cfg.User != nil) != asUser {
+		return fail("bad config: the command's user does not match the command line (%s)", initcfg.AsUserArg)
+	}
 
 	runtime.LockOSThread()
 	// Signals are caught while the layers go on (see initproc.Catch).
 	catch := initproc.StartCatching()
 	staged := (len(cfg.Masks) > 0 || len(cfg.Binds) > 0 || cfg.ChildNet) && !masked
 	starterPid := 0
-	var pending *starter.Pending
-	if staged {
-		if preparing == nil {
-			if err := reserveFDs(); err != nil {
-				return fail("%v", err)
-			}
-		}
-		// The command's starter first: its own start (a Go program's,
-		// in a namespace of its own) then overlaps the layers' work until
-		// its maps are written (Finish, below). It waits for its spec,
-		// and enters the command's directory only then
-		// (starter.Release), after the masks.
-		if cfg.User != nil {
-			var err error
-			if pending, err = starter.Begin(cfg.User); err != nil {
-				return fail("%v", err)
-			}
+	if staged && !reserved {
+		if err := reserveFDs(); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if !masked {
@@ -206,7 +214,7 @@ func Run(args []string) int {
 		}
 		if pending != nil {
 			var err error
-			if starterPid, err = pending.Finish(); err != nil {
+			if starterPid, err = pending.Finish(cfg.User); err != nil {
 				return fail("%v", err)
 			}
 		}
@@ -256,6 +264,9 @@ func Run(args []string) int {
 			argv := []string{"grok-sandbox", initcfg.Command, args[0], args[1]}
 			if childNet {
 				argv = append(argv, initcfg.ChildNetArg)
+			}
+			if asUser {
+				argv = append(argv, initcfg.AsUserArg)
 			}
 			argv = append(argv, "--masked")
 			err := syscall.Exec("/proc/self/exe", argv, env)

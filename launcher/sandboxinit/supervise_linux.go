@@ -263,10 +263,10 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			spec := starter.Spec{Path: cfg.Path, Args: cfg.Args, Env: env, Dir: cfg.Dir, UID: cfg.User.UID, GID: cfg.User.GID, Filters: filters}
 			switch {
 			case notify != nil:
-				spec.Filter, spec.Listener, spec.Filters = notify, true, filters+1
+				spec.Filter, spec.Listener, spec.Filters = seccomp.Encode(notify), true, filters+1
 				spec.KillableRecv = killable
 			case plain != nil:
-				spec.Filter, spec.Filters = plain, filters+1
+				spec.Filter, spec.Filters = seccomp.Encode(plain), filters+1
 			}
 			running, listener, err := starter.Release(pid, spec)
 			// A starter that refused has said why; its status (125) is

@@ -38,6 +38,7 @@
 package seccomp
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -971,4 +972,29 @@ func UnixStreamType(typ int) bool {
 func UnixDatagramType(typ int) bool {
 	t := typ & sockTypeMask
 	return t == sockDgram || t == sockRaw
+}
+
+// Encode lays out a program as the kernel's struct sock_filter array (on
+// the little-endian architectures Build knows).
+func Encode(prog []bpf.RawInstruction) []byte {
+	out := make([]byte, 0, 8*len(prog))
+	for _, ins := range prog {
+		out = binary.LittleEndian.AppendUint16(out, ins.Op)
+		out = append(out, ins.Jt, ins.Jf)
+		out = binary.LittleEndian.AppendUint32(out, ins.K)
+	}
+	return out
+}
+
+// Decode is Encode's inverse.
+func Decode(b []byte) ([]bpf.RawInstruction, error) {
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("a seccomp program of %d bytes is not a whole number of instructions", len(b))
+	}
+	prog := make([]bpf.RawInstruction, len(b)/8)
+	for i := range prog {
+		ins := b[8*i : 8*i+8]
+		prog[i] = bpf.RawInstruction{Op: binary.LittleEndian.Uint16(ins), Jt: ins[2], Jf: ins[3], K: binary.LittleEndian.Uint32(ins[4:])}
+	}
+	return prog, nil
 }

@@ -3,6 +3,7 @@ package seccomp
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -635,5 +636,32 @@ func TestBindListenAreNetwork(t *testing.T) {
 				t.Errorf("%s: %s = %s, want USER_NOTIF", arch, name, retName(got))
 			}
 		}
+	}
+}
+
+// The starter gets the command's filter as the kernel's struct sock_filter
+// bytes: Decode gives back the very program Encode was given.
+func TestEncodeDecode(t *testing.T) {
+	arch, err := HostArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	prog, err := Build(Rules{Network: NetworkNotify, Observe: Observe{Paths: true, Writes: true}, UnixSocketsNotify: true, BlockUserNamespaces: true}, arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Encode(prog)
+	if len(b) != 8*len(prog) {
+		t.Fatalf("%d bytes for %d instructions", len(b), len(prog))
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, prog) {
+		t.Fatal("the decoded program differs")
+	}
+	if _, err := Decode(b[:len(b)-1]); err == nil {
+		t.Fatal("a truncated program decoded")
 	}
 }

@@ -31,6 +31,11 @@ const Command = "__sandbox-init"
 // the config.
 const ChildNetArg = "--child-net"
 
+// AsUserArg follows (the profile and ChildNetArg) when the command runs as
+// the user through a starter (Config.User): the init stage starts the
+// starter before it reads the config.
+const AsUserArg = "--as-user"
+
 // The descriptors a launch hands to bwrap (and through it to the init
 // stage). Fixed numbers keep print's output identical to what run execs.
 const (

@@ -263,6 +263,12 @@ func CloseFrom(first int) error {
 // itself: by then its Go runtime may have opened its own under the same
 // numbers.
 func StartClean(cmd *exec.Cmd) error {
+	return WithNothingInherited(cmd.Start)
+}
+
+// WithNothingInherited runs start (which forks and execs a helper) with
+// every descriptor of this process close-on-exec, as StartClean does.
+func WithNothingInherited(start func() error) error {
 	var inherit []int
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -280,7 +286,7 @@ func StartClean(cmd *exec.Cmd) error {
 	for _, fd := range inherit {
 		unix.CloseOnExec(fd)
 	}
-	err = cmd.Start()
+	err = start()
 	for _, fd := range inherit {
 		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
 	}

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
 	"syscall"
 	"time"
 
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/sandboxinit/initcfg"
@@ -34,10 +32,13 @@ type Spec struct {
 	Dir  string   `json:"dir"`
 	UID  int      `json:"uid"`
 	GID  int      `json:"gid"`
-	// Filter is the command's filter (nil: none); Listener, whether it
-	// notifies (the starter sends its listener back).
-	Filter   []bpf.RawInstruction `json:"filter"`
-	Listener bool                 `json:"listener"`
+	// Filter is the command's filter (empty: none), as the kernel's
+	// struct sock_filter array (seccomp.Encode: one base64 string, where
+	// an array of instructions took JSON about 1 ms to write and read
+	// back on the launch's critical path); Listener, whether it notifies
+	// (the starter sends its listener back).
+	Filter   []byte `json:"filter"`
+	Listener bool   `json:"listener"`
 	// KillableRecv: the listener keeps a received notification pending
 	// through the caller's signals (seccomp.InstallWithKillableListener).
 	KillableRecv bool `json:"killable_recv"`
@@ -51,56 +52,73 @@ type Spec struct {
 // initcfg.FDStarter. It returns the starter's pid. The caller holds the
 // capabilities of the sandbox's user namespace.
 func Fork(u *initcfg.User) (int, error) {
-	p, err := Begin(u)
+	p, err := Begin()
 	if err != nil {
 		return 0, err
 	}
-	return p.Finish()
+	return p.Finish(u)
 }
 
 // Pending is a starter that Begin started and Finish has not mapped yet.
 type Pending struct {
-	finish func() (int, error)
+	pid  int
+	ours int // our end of its channel
 }
 
 // Finish is the rest of Fork: it waits for the starter to run, writes its
-// maps and places its channel. The caller still holds the capabilities.
-func (p *Pending) Finish() (int, error) { return p.finish() }
+// maps (u's ids) and places its channel. The caller still holds the
+// capabilities.
+func (p *Pending) Finish(u *initcfg.User) (int, error) { return finishFork(p.pid, p.ours, u) }
 
 // Begin is the first half of Fork: it starts the starter and returns at
 // once, so that the starter's own start (a Go program's) overlaps the
-// caller's work until Finish.
-func Begin(u *initcfg.User) (*Pending, error) {
+// caller's work until Finish. It needs nothing of the config: the init
+// stage begins it before reading that.
+//
+// The starter is forked and execed with syscall.ForkExec, not os/exec:
+// os.StartProcess first probes pidfd support by forking a child that exits
+// at once (about 0.4 ms, here on the launch's critical path). The starter
+// is this process's child, never reaped before the end, so its pid names it.
+func Begin() (*Pending, error) {
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("socketpair: %v", err)
 	}
-	theirs := os.NewFile(uintptr(sp[1]), "starter")
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"grok-sandbox", initcfg.Command, Arg},
-		Env: []string{}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: unix.CLONE_NEWUSER,
-			// Kept across its exec (it is not root in its namespace), so
-			// that it can empty its bounding set, which a new user
-			// namespace always starts full.
-			AmbientCaps: []uintptr{unix.CAP_SETPCAP},
-		}}
-	err = initproc.StartClean(cmd)
-	theirs.Close()
+	var pid int
+	err = initproc.WithNothingInherited(func() error {
+		var err error
+		pid, err = syscall.ForkExec("/proc/self/exe", []string{"grok-sandbox", initcfg.Command, Arg}, &syscall.ProcAttr{
+			Env:   []string{},
+			Files: []uintptr{0, 1, 2, uintptr(sp[1])},
+			Sys: &syscall.SysProcAttr{
+				Cloneflags: unix.CLONE_NEWUSER,
+				// Kept across its exec (it is not root in its namespace), so
+				// that it can empty its bounding set, which a new user
+				// namespace always starts full.
+				AmbientCaps: []uintptr{unix.CAP_SETPCAP},
+			},
+		})
+		return err
+	})
+	unix.Close(sp[1])
 	if err != nil {
 		unix.Close(sp[0])
 		return nil, fmt.Errorf("cannot start the command's starter: %v", err)
 	}
-	return &Pending{finish: func() (int, error) { return finishFork(cmd, sp[0], u) }}, nil
+	return &Pending{pid: pid, ours: sp[0]}, nil
 }
 
-// finishFork is Finish for the starter cmd, whose channel is ours.
-func finishFork(cmd *exec.Cmd, ours int, u *initcfg.User) (int, error) {
+// finishFork is Finish for the starter pid, whose channel is ours.
+func finishFork(pid, ours int, u *initcfg.User) (int, error) {
 	sp := [2]int{ours, -1}
-	pid := cmd.Process.Pid
 	fail := func(err error) (int, error) {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
+		_ = unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
 		unix.Close(sp[0])
 		return 0, err
 	}
@@ -284,6 +302,9 @@ func Run() int {
 		return fail("%v", err)
 	}
 	const ch = 3
+	// The thread that answers is made now, before the filter goes on
+	// this one, while the spec is on its way.
+	answer := startAnswer(ch)
 	data, err := initproc.ReadFD(ch)
 	if err != nil {
 		return fail("reading the command: %v", err)
@@ -296,16 +317,19 @@ func Run() int {
 		return fail("the command would run as uid %d/%d, gid %d/%d, not as you (%d, %d); refusing to start it", ids[0], ids[1], ids[2], ids[3], spec.UID, spec.GID)
 	}
 	listener := -1
-	if spec.Filter != nil {
-		var err error
+	if len(spec.Filter) > 0 {
+		prog, err := seccomp.Decode(spec.Filter)
+		if err != nil {
+			return fail("%v", err)
+		}
 		if spec.Listener {
 			install := seccomp.InstallWithListener
 			if spec.KillableRecv {
 				install = seccomp.InstallWithKillableListener
 			}
-			listener, err = install(spec.Filter)
+			listener, err = install(prog)
 		} else {
-			err = seccomp.Install(spec.Filter)
+			err = seccomp.Install(prog)
 		}
 		if err != nil {
 			return fail("%v", err)
@@ -324,7 +348,7 @@ func Run() int {
 	if listener >= 0 {
 		oob = unix.UnixRights(listener)
 	}
-	if err := answer(ch, oob, spec.Filters); err != nil {
+	if err := answer(oob, spec.Filters); err != nil {
 		return fail("cannot answer the init stage: %v", err)
 	}
 	if listener >= 0 {
@@ -341,25 +365,40 @@ func Run() int {
 	return initproc.NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
 }
 
-// answer sends the init stage the word that all is in place, with the
-// listener in oob, from another thread of this process, one without the
-// filter just installed on this one: where that filter sends sendmsg to
-// its supervisor (the children's sends, see childnet), this thread's
-// sendmsg would wait for the very supervisor the listener is for.
-func answer(ch int, oob []byte, filters int) error {
+// startAnswer starts the thread that sends the init stage, on ch, the word
+// that all is in place, with the listener in oob, and returns the call that
+// hands it oob and waits. It is another thread of this process, locked
+// before the caller installs the command's filter on its own: where that
+// filter sends sendmsg to its supervisor (the children's sends, see
+// childnet), the filtered thread's sendmsg would wait for the very
+// supervisor the listener is for. (Made while the spec is on its way, not
+// after the filter: a thread's start is on the launch's critical path.)
+func startAnswer(ch int) func(oob []byte, filters int) error {
+	type request struct {
+		oob     []byte
+		filters int
+	}
+	req := make(chan request)
 	done := make(chan error, 1)
+	locked := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		close(locked)
+		r := <-req
 		// A thread made since the filter went on may carry it; this
 		// one must not (a thread the filtered one starts does).
-		if n, err := initproc.ThreadFilters(); err != nil || n >= filters {
+		if n, err := initproc.ThreadFilters(); err != nil || n >= r.filters {
 			done <- fmt.Errorf("no thread without the command's filter to answer from (%d filters, %v)", n, err)
 			return
 		}
-		done <- unix.Sendmsg(ch, []byte{'k'}, oob, nil, 0)
+		done <- unix.Sendmsg(ch, []byte{'k'}, r.oob, nil, 0)
 	}()
-	return <-done
+	<-locked
+	return func(oob []byte, filters int) error {
+		req <- request{oob, filters}
+		return <-done
+	}
 }
 
 // nprocReserve is how many of your processes and threads the command and
