@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -265,8 +264,9 @@ func initFor(p *policy.Policy, o argv.Options, moves []argv.Move, path string, c
 	return cfg
 }
 
+// encodeInit is cfg as the init stage reads it (initcfg.Encode).
 func encodeInit(cfg *initcfg.Config) ([]byte, error) {
-	return json.Marshal(cfg)
+	return initcfg.Encode(cfg)
 }
 
 // observeFor is how the init stage observes touches of p's denied and

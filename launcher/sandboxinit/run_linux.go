@@ -1,7 +1,6 @@
 package sandboxinit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -135,7 +134,7 @@ func Run(args []string) int {
 		return fail("reading the config: %v", err)
 	}
 	var cfg initcfg.Config
-	if err := json.Unmarshal(data, &cfg); err != nil {
+	if err := initcfg.Decode(data, &cfg); err != nil {
 		return fail("bad config: %v", err)
 	}
 	if cfg.Path == "" || len(cfg.Args) == 0 {

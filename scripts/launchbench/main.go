@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"grok-sandbox/launcher/sandboxinit/initcfg"
 )
 
 var binFlag = flag.String("bin", "grok-sandbox", "the grok-sandbox binary")
@@ -64,12 +66,20 @@ func main() {
 	for num, d := range printed.FDs {
 		n, _ := strconv.Atoi(num)
 		// The seccomp program's bytes, or the init config as the init stage
-		// reads it (print leaves the environment's values out, which
-		// /bin/true ignores); the executable and /dev/null are opened below.
+		// reads it (initcfg's binary form; print leaves the environment's
+		// values out, which /bin/true ignores); the executable is opened
+		// below.
 		data := d.Base64
 		if d.Config != nil {
-			data = d.Config
 			if err := json.Unmarshal(d.Config, &initBinds); err != nil {
+				fail("init config: %v", err)
+			}
+			// In the form the init stage reads.
+			var cfg initcfg.Config
+			if err := json.Unmarshal(d.Config, &cfg); err != nil {
+				fail("init config: %v", err)
+			}
+			if data, err = initcfg.Encode(&cfg); err != nil {
 				fail("init config: %v", err)
 			}
 		}

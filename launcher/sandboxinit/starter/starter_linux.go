@@ -1,7 +1,6 @@
 package starter
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -227,7 +226,7 @@ func Held() (int, bool) {
 // still runs (it has exited, or will, when it refused after reading the
 // spec) with the listener.
 func Release(pid int, spec Spec) (started bool, listener int, err error) {
-	data, err := json.Marshal(spec)
+	data, err := initcfg.Encode(&spec)
 	if err != nil {
 		return false, -1, err
 	}
@@ -310,7 +309,7 @@ func Run() int {
 		return fail("reading the command: %v", err)
 	}
 	var spec Spec
-	if err := json.Unmarshal(data, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
+	if err := initcfg.Decode(data, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
 		return fail("bad command from the init stage")
 	}
 	if ids := [4]int{os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid()}; ids != [4]int{spec.UID, spec.UID, spec.GID, spec.GID} {

@@ -1,0 +1,115 @@
+package initcfg_test
+
+import (
+	"math/rand"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"grok-sandbox/launcher/sandboxinit/initcfg"
+)
+
+// wired are the values that travel in the binary form (the starter's spec
+// joins them on Linux: wire_linux_test.go).
+var wired = []func() any{func() any { return &initcfg.Config{} }}
+
+// fill sets every exported field under v to a value of its own, seeded by
+// n: two elements in every slice, every pointer set.
+func fill(t *testing.T, v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fill(t, v.Field(i), n)
+			}
+		}
+	case reflect.String:
+		v.SetString("s" + strconv.Itoa(*n) + "\x00é")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(-int64(*n))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(*n) + 200)
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 2, 2)
+		fill(t, s.Index(0), n)
+		fill(t, s.Index(1), n)
+		v.Set(s)
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		fill(t, p.Elem(), n)
+		v.Set(p)
+	default:
+		t.Fatalf("fill: a %s", v.Type())
+	}
+}
+
+// Every field of the config and of the starter's spec arrives as it was
+// sent, whatever it is: a field added later travels with no change to the
+// codec (and a kind it does not know fails both ways, below).
+func TestWireRoundTrip(t *testing.T) {
+	for _, mk := range wired {
+		v := mk()
+		n := 0
+		fill(t, reflect.ValueOf(v).Elem(), &n)
+		b, err := initcfg.Encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := initcfg.Decode(b, got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, v) {
+			t.Fatalf("%T: got %+v, want %+v", v, got, v)
+		}
+		// Nothing shorter or longer decodes.
+		for i := 0; i < len(b); i++ {
+			if err := initcfg.Decode(b[:i], reflect.New(reflect.TypeOf(v).Elem()).Interface()); err == nil {
+				t.Fatalf("%T: %d of %d bytes decoded", v, i, len(b))
+			}
+		}
+		if err := initcfg.Decode(append(b, 0), reflect.New(reflect.TypeOf(v).Elem()).Interface()); err == nil {
+			t.Fatalf("%T: a trailing byte decoded", v)
+		}
+	}
+	// The zero config too: empty slices and nil pointers.
+	b, err := initcfg.Encode(&initcfg.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got initcfg.Config
+	if err := initcfg.Decode(b, &got); err != nil || !reflect.DeepEqual(got, initcfg.Config{}) {
+		t.Fatalf("zero config: %v, %+v", err, got)
+	}
+}
+
+func TestWireRefusesUnknownKinds(t *testing.T) {
+	type withMap struct{ M map[string]int }
+	if _, err := initcfg.Encode(&withMap{M: map[string]int{"a": 1}}); err == nil {
+		t.Fatal("a map encoded")
+	}
+	if err := initcfg.Decode([]byte{0}, &withMap{}); err == nil {
+		t.Fatal("a map decoded")
+	}
+	if _, err := initcfg.Encode(initcfg.Config{}); err == nil {
+		t.Fatal("a non-pointer encoded")
+	}
+}
+
+// Garbage never panics the decoder, nor makes it allocate beyond its input.
+func TestWireGarbage(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		b := make([]byte, r.Intn(64))
+		r.Read(b)
+		var cfg initcfg.Config
+		_ = initcfg.Decode(b, &cfg)
+	}
+	// A length larger than what follows is refused before anything is made.
+	if err := initcfg.Decode([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, &initcfg.Config{}); err == nil {
+		t.Fatal("a 4 GiB string decoded from 5 bytes")
+	}
+}
