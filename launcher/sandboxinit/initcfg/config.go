@@ -76,7 +76,7 @@ type Config struct {
 	Args []string `json:"args"`
 	// Env is the command's environment, after the shell environment
 	// policy. It travels here, not through bwrap's environment: bwrap and
-	// the init stage run with an empty one, so nothing a config file sets
+	// the init stage run with an empty one (TZ set empty only), so nothing a config file sets
 	// (LD_PRELOAD, say) reaches a program that runs outside the sandbox.
 	Env []string `json:"env"`
 	// Dir is the directory the command starts in. bwrap enters it before

@@ -87,7 +87,8 @@ func Begin() (*Pending, error) {
 	err = initproc.WithNothingInherited(func() error {
 		var err error
 		pid, err = syscall.ForkExec("/proc/self/exe", []string{"grok-sandbox", initcfg.Command, Arg}, &syscall.ProcAttr{
-			Env:   []string{},
+			// No local time, as the init stage (the zone file unread).
+			Env:   []string{"TZ="},
 			Files: []uintptr{0, 1, 2, uintptr(sp[1])},
 			Sys: &syscall.SysProcAttr{
 				Cloneflags: unix.CLONE_NEWUSER,
