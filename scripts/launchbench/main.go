@@ -31,6 +31,7 @@ func main() {
 	bin := binFlag
 	profile := flag.String("profile", "workspace", "the profile to launch")
 	n := flag.Int("n", 200, "launches of each kind")
+	before := flag.String("before", "", "another grok-sandbox binary (an earlier build) whose run is timed in the same rounds")
 	flag.Parse()
 	cmd := []string{"/bin/true"}
 	if flag.NArg() > 0 {
@@ -62,6 +63,7 @@ func main() {
 	if err != nil {
 		fail("%v", err)
 	}
+	bwrapPath = direct[0]
 	// The descriptors grok-sandbox hands to bwrap, at the same numbers.
 	for num, d := range printed.FDs {
 		n, _ := strconv.Atoi(num)
@@ -135,7 +137,7 @@ func main() {
 	bare = append(append(bare, "--"), cmd...)
 	viaLauncher := append([]string{*bin, "run", "--profile", *profile, "--"}, cmd...)
 
-	var tl, tb, tr []time.Duration
+	var tl, tb, tr, to []time.Duration
 	for i := 0; i < *n; i++ {
 		// Rotate which goes first, so none always runs warm.
 		runs := []func(){
@@ -143,8 +145,12 @@ func main() {
 			func() { tb = append(tb, timeRun(direct)) },
 			func() { tr = append(tr, timeRun(bare)) },
 		}
+		if *before != "" {
+			old := append([]string{*before}, viaLauncher[1:]...)
+			runs = append(runs, func() { to = append(to, timeRun(old)) })
+		}
 		for j := range runs {
-			runs[(i+j)%3]()
+			runs[(i+j)%len(runs)]()
 		}
 	}
 	ml, mb, mr := median(tl), median(tb), median(tr)
@@ -154,18 +160,26 @@ func main() {
 	fmt.Printf("grok-sandbox run:                   median %v  p90 %v\n", ml, pct(tl, 0.9))
 	fmt.Printf("ratio run / bwrap+init:   %.3f\n", float64(ml)/float64(mb))
 	fmt.Printf("ratio run / bwrap alone:  %.3f\n", float64(ml)/float64(mr))
+	if *before != "" {
+		mo := median(to)
+		fmt.Printf("%s run:  median %v  p90 %v  ratio to bwrap alone %.3f\n", *before, mo, pct(to, 0.9), float64(mo)/float64(mr))
+	}
 	if os.Getenv("LAUNCHBENCH_SHOW") != "" {
 		fmt.Println(strings.Join(bare, " "))
 	}
 }
 
-// fdFiles are files to pass to the direct bwrap at fixed descriptor numbers.
-var fdFiles = map[int]*os.File{}
+// fdFiles are files to pass to the direct bwrap (bwrapPath) at fixed
+// descriptor numbers.
+var (
+	fdFiles   = map[int]*os.File{}
+	bwrapPath string
+)
 
 func timeRun(argv []string) time.Duration {
 	c := exec.Command(argv[0], argv[1:]...)
 	c.Stdout, c.Stderr = nil, os.Stderr
-	if argv[0] != *binFlag {
+	if argv[0] == bwrapPath {
 		for n, f := range fdFiles {
 			f.Seek(0, 0)
 			for len(c.ExtraFiles) < n-2 {
