@@ -50,49 +50,61 @@ func allowNetwork(command int, agent *initcfg.PathID) func(tid int) bool {
 		return unix.Stat(fmt.Sprintf("/proc/%d/exe", pid), &st) == nil && st.Dev == agent.Dev && st.Ino == agent.Ino
 	}
 	alive := func() bool { return pidfdAlive(pidfd) }
+	// choose takes tid's process for the agent when it is the command's
+	// child running the agent's file.
+	choose := func(tid int) bool {
+		tgid, err := seccomp.Tgid(tid)
+		if err != nil {
+			return false
+		}
+		// A launcher that became the program itself (exec, as Codex's
+		// does on newer Node) is the agent: every process it starts is a
+		// tool, whatever it runs.
+		if isAgent(command) {
+			return false
+		}
+		if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
+			return false
+		}
+		fd, err := unix.PidfdOpen(tgid, 0)
+		if err != nil {
+			return false
+		}
+		// Still the same process: the pidfd was opened for the pid read
+		// above, and it is still the command's child running the agent's
+		// file.
+		if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
+			unix.Close(fd)
+			return false
+		}
+		chosen, pidfd = tgid, fd
+		return true
+	}
 	return func(tid int) bool {
 		if own(tid) {
 			return true
 		}
-		tgid, err := seccomp.Tgid(tid)
-		if err != nil || gone {
+		if gone {
 			return false
 		}
 		if chosen == 0 {
-			// A launcher that became the program itself (exec, as
-			// Codex's does on newer Node) is the agent: every process it
-			// starts is a tool, whatever it runs.
-			if isAgent(command) {
+			if !choose(tid) {
 				return false
 			}
-			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
-				return false
-			}
-			fd, err := unix.PidfdOpen(tgid, 0)
-			if err != nil {
-				return false
-			}
-			// Still the same process: the pidfd was opened for the pid
-			// read above, and it is still the command's child running
-			// the agent's file.
-			if ppid, err := parentOf(tgid); err != nil || ppid != command || !isAgent(tgid) {
-				unix.Close(fd)
-				return false
-			}
-			chosen, pidfd = tgid, fd
-		}
-		if tgid != chosen {
+		} else if !seccomp.InThreadGroup(chosen, tid) {
+			// One lookup for every other caller (the agent's tools
+			// make most calls), not a status file read.
 			return false
 		}
-		// Read after tgid: if the chosen process is still alive now, the
-		// pid read above was its own (a pid is not reused while its
+		// Looked up before: if the chosen process is still alive now,
+		// the pid looked up was its own (a pid is not reused while its
 		// process lives).
 		if !alive() {
 			gone = true
 			unix.Close(pidfd)
 			return false
 		}
-		return isAgent(tgid)
+		return isAgent(chosen)
 	}
 }
 

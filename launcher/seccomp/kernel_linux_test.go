@@ -131,6 +131,40 @@ func TestTgid(t *testing.T) {
 	}
 }
 
+func TestInThreadGroup(t *testing.T) {
+	other := make(chan int)
+	release := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		other <- unix.Gettid()
+		<-release
+		runtime.UnlockOSThread()
+	}()
+	defer close(release)
+	tid := <-other
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	for _, c := range []struct {
+		pid, tid int
+		want     bool
+	}{
+		{os.Getpid(), unix.Gettid(), true},
+		{os.Getpid(), tid, true},
+		{os.Getpid(), child.Process.Pid, false},
+		{child.Process.Pid, child.Process.Pid, true},
+		{child.Process.Pid, tid, false},
+		{0, tid, false},
+		{os.Getpid(), 0, false},
+	} {
+		if got := InThreadGroup(c.pid, c.tid); got != c.want {
+			t.Errorf("InThreadGroup(%d, %d) = %v, want %v", c.pid, c.tid, got, c.want)
+		}
+	}
+}
+
 // ---- helpers (run in re-executed subprocesses) ----
 
 type results map[string]string

@@ -183,15 +183,32 @@ var (
 // The answer is only meaningful if the notification is still valid after
 // the read (Supervise checks SECCOMP_IOCTL_NOTIF_ID_VALID after allow
 // returns): a valid notification means tid was alive, hence not recycled,
-// during the read.
+// during the read. The file is read with plain system calls into a buffer
+// on the stack, 512 bytes: Tgid is its fourth line, after Name (the
+// thread's name, at most 15 bytes, each escaped in at most four), Umask
+// and State. Notified calls wait for this.
 func Tgid(tid int) (int, error) {
 	if tid <= 0 {
 		return 0, fmt.Errorf("seccomp: invalid tid %d", tid)
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
-	if err != nil {
-		return 0, err
+	path := "/proc/" + strconv.Itoa(tid) + "/status"
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	}
+	if err != nil {
+		return 0, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var buf [512]byte
+	n, err := unix.Read(fd, buf[:])
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, buf[:])
+	}
+	unix.Close(fd)
+	if err != nil {
+		return 0, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	b := buf[:max(n, 0)]
 	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
 		if v, ok := bytes.CutPrefix(line, []byte("Tgid:")); ok {
 			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
@@ -202,6 +219,27 @@ func Tgid(tid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("seccomp: /proc/%d/status: no Tgid", tid)
+}
+
+// InThreadGroup reports whether thread tid belongs to process pid, both as
+// /proc's pid namespace numbers them: whether /proc/PID/task/TID exists,
+// which the kernel finds only for the threads of pid's own group. One
+// lookup, where Tgid has the kernel format a whole status file: it runs
+// for every notified call of the command and its children. As with Tgid,
+// the answer holds only if the notification is still valid afterwards,
+// and only while pid is not reaped (a recycled pid would be asked).
+func InThreadGroup(pid, tid int) bool {
+	if pid <= 0 || tid <= 0 {
+		return false
+	}
+	path := "/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid)
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(unix.AT_FDCWD, path, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
 }
 
 // OwnProcessOnly answers a notified call whose argument arg names a
@@ -240,10 +278,7 @@ func OwnProcessOnly(n Notification, r Reply, arg int) {
 // cannot be recycled before the supervisor itself waits for it; stop
 // supervising (or make allow return false) before reaping.
 func AllowThreadGroup(pid int) func(tid int) bool {
-	return func(tid int) bool {
-		tgid, err := Tgid(tid)
-		return err == nil && tgid == pid
-	}
+	return func(tid int) bool { return InThreadGroup(pid, tid) }
 }
 
 // SuperviseUntil answers the notifications of listener until no task uses
@@ -369,6 +404,7 @@ func send(listener int, resp *seccompNotifResp) error {
 // one of the file observer's syscalls (Rules.Observe), is answered by
 // observe through r (Continue: it goes on whoever made it), now or later.
 func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification), observe func(n Notification, r Reply) bool) error {
+	syncWakeUp(listener)
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	if stop != nil {
 		var p [2]int
@@ -417,6 +453,16 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 			return err
 		}
 	}
+}
+
+// syncWakeUp asks the kernel to hand each notification of listener, and
+// each answer to its caller, over on the CPU where the other side waits
+// (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6): the caller is blocked
+// until it is answered, so the two never run at once, and a wake-up on
+// another CPU only adds its latency (a third of a round trip here). Where
+// the kernel lacks it, wake-ups stay as they were; nothing else changes.
+func syncWakeUp(listener int) {
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 }
 
 func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
