@@ -296,6 +296,12 @@ type Net struct {
 	// sockets queues the children's socket calls for socketWorker.
 	sockets     chan socketRequest
 	startWorker sync.Once
+	// spares are sockets of the kinds children asked for, made ahead by
+	// the namespace's thread of this process (see takeSpare).
+	sparesMu    sync.Mutex
+	spares      map[sockKind]chan int
+	refill      chan sockKind
+	startRefill sync.Once
 	// diag is a sock_diag socket of the children's namespace, asked for
 	// once (Open), so that no check of a Unix connect waits on the net
 	// helper; bound records the socket files the children's sockets were
@@ -475,6 +481,13 @@ func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 		// round trip, and a child that slows the helper (SIGSTOP, SIGCONT)
 		// must not hold the supervisor's loop, which answers the command's
 		// own calls too. A bounded queue: beyond it EAGAIN.
+		if s, ok := c.takeSpare(domain, typ, proto); ok {
+			if !c.install(r, s, typ) {
+				v.Record(n)
+				_ = r.Return(0, unix.EACCES)
+			}
+			return true
+		}
 		c.startWorker.Do(func() { go c.socketWorker(v) })
 		select {
 		case c.sockets <- socketRequest{n: n, r: r, domain: domain, typ: typ, proto: proto}:
@@ -580,31 +593,125 @@ func (c *Net) socketWorker(v *violations.Log) {
 // giveSocket installs a socket of the children's namespace as the result of
 // r's socket call; false leaves the call to be refused.
 func (c *Net) giveSocket(r seccomp.Reply, domain, typ, proto int) bool {
-	{
-		s, err := c.Socket(domain, typ&^unix.SOCK_CLOEXEC, proto)
-		var errno unix.Errno
-		if errors.As(err, &errno) {
-			_ = r.Return(0, errno)
-			return true
-		}
-		if err != nil {
-			c.fail(err.Error())
-			return false
-		}
-		defer unix.Close(s)
-		_, err = r.InstallFD(s, typ&unix.SOCK_CLOEXEC != 0)
-		switch err {
-		case nil, unix.ENOENT, unix.ESRCH:
-			// Done, or the caller is gone.
-			return true
-		case unix.EINVAL, unix.ENOTTY, unix.EOPNOTSUPP, unix.ENOSYS:
-			c.fail(fmt.Sprintf("cannot give children sockets of their own (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14: %v)", err))
-			return false
-		case unix.EINPROGRESS, unix.EBUSY:
-			// The notification is no longer ours to answer.
-			return true
-		}
+	s, err := c.Socket(domain, typ&^unix.SOCK_CLOEXEC, proto)
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		_ = r.Return(0, errno)
+		return true
+	}
+	if err != nil {
+		c.fail(err.Error())
 		return false
+	}
+	return c.install(r, s, typ)
+}
+
+// install installs s, a socket of the children's namespace, as the result
+// of r's socket call made with type typ, and closes it here; false leaves
+// the call to be refused.
+func (c *Net) install(r seccomp.Reply, s, typ int) bool {
+	defer unix.Close(s)
+	_, err := r.InstallFD(s, typ&unix.SOCK_CLOEXEC != 0)
+	switch err {
+	case nil, unix.ENOENT, unix.ESRCH:
+		// Done, or the caller is gone.
+		return true
+	case unix.EINVAL, unix.ENOTTY, unix.EOPNOTSUPP, unix.ENOSYS:
+		c.fail(fmt.Sprintf("cannot give children sockets of their own (SECCOMP_IOCTL_NOTIF_ADDFD with SECCOMP_ADDFD_FLAG_SEND, Linux 5.14: %v)", err))
+		return false
+	case unix.EINPROGRESS, unix.EBUSY:
+		// The notification is no longer ours to answer.
+		return true
+	}
+	return false
+}
+
+// sockKind is a socket call's domain, type and protocol, the type without
+// its flags.
+type sockKind struct{ domain, typ, proto int }
+
+// maxSpares is how many sockets of one kind are kept made ahead, for at
+// most maxSpareKinds kinds (the first asked for).
+const (
+	maxSpares     = 4
+	maxSpareKinds = 16
+)
+
+// takeSpare returns a socket of the children's namespace made ahead, of
+// the kind asked for (domain, typ with its flags, proto), O_NONBLOCK as
+// SOCK_NONBLOCK asks; ok is false when there is none, and the call then
+// goes to the namespace's thread as before. A fresh socket nobody else
+// holds is the same whenever it was made: the namespace's thread makes it
+// with the same call, and a socket keeps no trace of its maker's thread.
+// Only where that thread serves in this process (not a helper process,
+// which a child can stop): the first call of each kind makes the thread
+// keep maxSpares of that kind, and each one taken is made again, off the
+// caller's wait.
+func (c *Net) takeSpare(domain, typ, proto int) (int, bool) {
+	if c.calls == nil {
+		return -1, false
+	}
+	k := sockKind{domain, typ &^ (unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK), proto}
+	c.sparesMu.Lock()
+	ch, ok := c.spares[k]
+	if !ok {
+		if c.spares == nil {
+			c.spares = map[sockKind]chan int{}
+		}
+		if len(c.spares) >= maxSpareKinds {
+			c.sparesMu.Unlock()
+			return -1, false
+		}
+		ch = make(chan int, maxSpares)
+		c.spares[k] = ch
+	}
+	c.sparesMu.Unlock()
+	c.startRefill.Do(func() {
+		c.refill = make(chan sockKind, 64)
+		go c.refillSpares()
+	})
+	s := -1
+	select {
+	case s = <-ch:
+	default:
+	}
+	select {
+	case c.refill <- k:
+	default: // refills are queued already
+	}
+	if s < 0 {
+		return -1, false
+	}
+	if typ&unix.SOCK_NONBLOCK != 0 {
+		if err := unix.SetNonblock(s, true); err != nil {
+			unix.Close(s)
+			return -1, false
+		}
+	}
+	return s, true
+}
+
+// refillSpares makes sockets ahead, up to maxSpares of each kind asked for.
+// A kind whose socket call fails is not made ahead again.
+func (c *Net) refillSpares() {
+	for k := range c.refill {
+		c.sparesMu.Lock()
+		ch := c.spares[k]
+		c.sparesMu.Unlock()
+		for len(ch) < cap(ch) {
+			s, err := c.Socket(k.domain, k.typ, k.proto)
+			if err != nil {
+				c.sparesMu.Lock()
+				c.spares[k] = make(chan int) // never holds one
+				c.sparesMu.Unlock()
+				break
+			}
+			select {
+			case ch <- s:
+			default:
+				unix.Close(s)
+			}
+		}
 	}
 }
 
@@ -704,6 +811,67 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		_ = r.Return(0, unix.EACCES)
 		return true
 	}
+	comm, exe := "", ""
+	if inet && ap.Addr().IsLoopback() && int32(ap.Port()) == c.proxyPort.Load() {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
+			comm = strings.TrimSpace(string(b))
+		}
+		exe = violations.ExeOf(fmt.Sprintf("/proc/%d", n.Pid))
+	}
+	refusedMsg := fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap)
+	if kind == "@" {
+		refusedMsg = fmt.Sprintf("connect to %s refused: nothing listens there among the children's own abstract names (the host's are not theirs)", sockaddrString(addr))
+	}
+	// A non-blocking connect on loopback ends within microseconds: ended
+	// waits for that up to ms (POLLERR, without taking the error from the
+	// child's SO_ERROR).
+	ended := func(ms int) (done, refused bool) {
+		fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
+		k, err := unix.Poll(fds, ms)
+		if err != nil || k != 1 {
+			return false, false
+		}
+		return true, fds[0].Revents&unix.POLLERR != 0
+	}
+	// settle says whether the connect that returned err is over, and
+	// refused, waiting up to ms for one under way.
+	settle := func(err error, ms int) (done, refused bool) {
+		done, refused = true, (inet || kind == "@") && err == unix.ECONNREFUSED
+		if inet && err == unix.EINPROGRESS {
+			done, refused = ended(ms)
+		}
+		return done, refused
+	}
+	// answer answers the call with err, logged first where it can be:
+	// once the child has the answer, the run may end before a line
+	// queued later is written. The local port is chosen by now, and the
+	// child has written nothing yet (it is still blocked in connect): the
+	// proxy finds the name when it reads the request.
+	answer := func(err error, refused bool) {
+		if comm != "" {
+			if la, err := unix.Getsockname(sock); err == nil && localPort(la) != 0 {
+				c.clients.Store(localPort(la), [2]string{comm, exe})
+			}
+		}
+		if refused {
+			v.RecordMsg(n, refusedMsg)
+		}
+		_ = r.Return(0, errnoOf(err))
+	}
+	// A non-blocking socket connects here and now: the call cannot wait,
+	// and on loopback it is over before it returns. Only one still under
+	// way goes on below.
+	var started *error
+	if fl, err := unix.FcntlInt(uintptr(sock), unix.F_GETFL, 0); err == nil && fl&unix.O_NONBLOCK != 0 {
+		err := connect()
+		if done, refused := settle(err, 0); done {
+			answer(err, refused)
+			release()
+			dropFD(sock)
+			return true
+		}
+		started = &err
+	}
 	// A blocking connect may take a while (a full backlog): answer from a
 	// goroutine, so the other children are served meanwhile. A bounded
 	// number at once (each holds a thread of this process): beyond it the
@@ -716,74 +884,42 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		_ = r.Return(0, unix.EAGAIN)
 		return true
 	}
-	comm, exe := "", ""
-	if inet && ap.Addr().IsLoopback() && int32(ap.Port()) == c.proxyPort.Load() {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", n.Pid)); err == nil {
-			comm = strings.TrimSpace(string(b))
-		}
-		exe = violations.ExeOf(fmt.Sprintf("/proc/%d", n.Pid))
-	}
 	go func() {
 		defer func() { <-connecting }()
 		defer dropFD(sock)
 		defer release()
-		// Bounded: a blocking connect to a full backlog would otherwise
-		// hold this slot for as long as the listener lives, after the
-		// child that asked is gone. Where the caller waits through its
-		// signals (the listener is killable-only, see send_linux.go), a
-		// signal it would take ends the wait as the kernel's own would:
-		// the call restarts, or fails with EINTR.
-		var interrupted unix.Errno
-		var sig sigWatch
-		pending := func() bool {
-			if !r.Valid() {
-				return false
-			}
-			if c.sends {
-				if interrupted = sig.check(n.Pid); interrupted != 0 {
+		var err error
+		if started != nil {
+			err = *started
+		} else {
+			// Bounded: a blocking connect to a full backlog would
+			// otherwise hold this slot for as long as the listener
+			// lives, after the child that asked is gone. Where the
+			// caller waits through its signals (the listener is
+			// killable-only, see send_linux.go), a signal it would take
+			// ends the wait as the kernel's own would: the call
+			// restarts, or fails with EINTR.
+			var interrupted unix.Errno
+			var sig sigWatch
+			pending := func() bool {
+				if !r.Valid() {
 					return false
 				}
+				if c.sends {
+					if interrupted = sig.check(n.Pid); interrupted != 0 {
+						return false
+					}
+				}
+				return true
 			}
-			return true
-		}
-		err := boundedConnect(sock, connect, pending)
-		if interrupted != 0 {
-			_ = r.Return(0, interrupted)
-			return
-		}
-		// The local port is chosen by now, and the child has written
-		// nothing yet (it is still blocked in connect): the proxy finds
-		// the name when it reads the request.
-		if comm != "" {
-			if la, err := unix.Getsockname(sock); err == nil && localPort(la) != 0 {
-				c.clients.Store(localPort(la), [2]string{comm, exe})
+			err = boundedConnect(sock, connect, pending)
+			if interrupted != 0 {
+				_ = r.Return(0, interrupted)
+				return
 			}
 		}
-		refusedMsg := fmt.Sprintf("connect to %s refused: nothing listens there on the children's private loopback (the host's loopback is not theirs)", ap)
-		if kind == "@" {
-			refusedMsg = fmt.Sprintf("connect to %s refused: nothing listens there among the children's own abstract names (the host's are not theirs)", sockaddrString(addr))
-		}
-		// Logged before the answer where it can be: once the child has it,
-		// the run may end before a line queued later is written. A
-		// non-blocking connect on loopback ends within microseconds: wait
-		// for that a little (POLLERR, without taking the error from the
-		// child's SO_ERROR), and longer after answering.
-		ended := func(ms int) (done, refused bool) {
-			fds := []unix.PollFd{{Fd: int32(sock), Events: unix.POLLOUT}}
-			k, err := unix.Poll(fds, ms)
-			if err != nil || k != 1 {
-				return false, false
-			}
-			return true, fds[0].Revents&unix.POLLERR != 0
-		}
-		done, refused := true, (inet || kind == "@") && err == unix.ECONNREFUSED
-		if inet && err == unix.EINPROGRESS {
-			done, refused = ended(100)
-		}
-		if refused {
-			v.RecordMsg(n, refusedMsg)
-		}
-		_ = r.Return(0, errnoOf(err))
+		done, refused := settle(err, 100)
+		answer(err, refused)
 		if !done {
 			if _, refused := ended(2000); refused {
 				v.RecordMsg(n, refusedMsg)
@@ -802,7 +938,7 @@ func (c *Net) fetch(n seccomp.Notification, r seccomp.Reply) (int, error) {
 	if backlogged() {
 		return -1, unix.EAGAIN
 	}
-	pidfd, _, ok := callerPidfd(n, r)
+	pidfd, _, ok := callerPidfd(n, r, false)
 	if !ok {
 		if r.Valid() {
 			// Still there: no pidfd (this process out of descriptors?).
@@ -833,15 +969,23 @@ const pidfdThread = unix.O_EXCL
 // callerPidfd is a pidfd of n's caller, for pidfd_getfd: of the calling
 // thread where the kernel has them (a thread that unshared its descriptor
 // table has its own, and a process whose first thread ended has none
-// there), else of its process; and the caller's process id. ok is false
-// when the caller is gone.
-func callerPidfd(n seccomp.Notification, r seccomp.Reply) (pidfd, tgid int, ok bool) {
-	tgid, err := seccomp.Tgid(n.Pid)
-	if err != nil {
-		return -1, 0, false
+// there), else of its process; and, with withTgid (or where it was needed
+// for the pidfd), the caller's process id, else 0: reading it has the
+// kernel format a status file. ok is false when the caller is gone.
+func callerPidfd(n seccomp.Notification, r seccomp.Reply, withTgid bool) (pidfd, tgid int, ok bool) {
+	var err error
+	if withTgid {
+		if tgid, err = seccomp.Tgid(n.Pid); err != nil {
+			return -1, 0, false
+		}
 	}
 	pidfd, err = unix.PidfdOpen(n.Pid, pidfdThread)
 	if err != nil {
+		if tgid == 0 {
+			if tgid, err = seccomp.Tgid(n.Pid); err != nil {
+				return -1, 0, false
+			}
+		}
 		if pidfd, err = unix.PidfdOpen(tgid, 0); err != nil {
 			return -1, 0, false
 		}

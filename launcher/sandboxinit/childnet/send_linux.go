@@ -109,7 +109,7 @@ func (c *Net) onSend(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 		_ = r.Return(0, unix.ENOBUFS)
 		return
 	}
-	pidfd, tgid, ok := callerPidfd(n, r)
+	pidfd, tgid, ok := callerPidfd(n, r, true)
 	if !ok {
 		if r.Valid() {
 			_ = r.Return(0, unix.ENOBUFS)
