@@ -31,7 +31,7 @@ const secureBits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5
 // instead of execing itself again: securebits (while CAP_SETPCAP is still
 // held), every capability of the bounding set, the permitted, effective
 // and inheritable sets (and with them the ambient set), then
-// no_new_privs. Each call
+// no_new_privs where it is not set yet. Each call
 // stops every thread, so only the bounding set's members are dropped (bwrap
 // leaves a handful), not all 41. It returns ErrOneThreadOnly when the
 // runtime cannot (cgo), before changing anything.
@@ -77,6 +77,14 @@ func DropCapabilitiesEverywhere() error {
 	var data [2]unix.CapUserData
 	if err := all("dropping capabilities", unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err != nil {
 		return err
+	}
+	// no_new_privs is every thread's already where bwrap set it before
+	// its exec (it does): each thread descends from the one the exec
+	// started, and the flag is never cleared. Each call here stops every
+	// thread (0.15-0.4 ms here); VerifyAllThreads checks the flag on each
+	// all the same.
+	if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err == nil && nnp == 1 {
+		return nil
 	}
 	return all("setting no_new_privs", unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0)
 }
