@@ -480,14 +480,10 @@ func (c *Net) Handle(n seccomp.Notification, r seccomp.Reply, v *violations.Log)
 		// Answered by the socket worker: the net helper's answer is a
 		// round trip, and a child that slows the helper (SIGSTOP, SIGCONT)
 		// must not hold the supervisor's loop, which answers the command's
-		// own calls too. A bounded queue: beyond it EAGAIN.
-		if s, ok := c.takeSpare(domain, typ, proto); ok {
-			if !c.install(r, s, typ) {
-				v.Record(n)
-				_ = r.Return(0, unix.EACCES)
-			}
-			return true
-		}
+		// own calls too. Nor may installing a socket made ahead: the ioctl
+		// waits until the caller's thread runs to take it, and a child can
+		// make itself slow to run (SCHED_IDLE beside busy loops: seconds).
+		// A bounded queue: beyond it EAGAIN.
 		c.startWorker.Do(func() { go c.socketWorker(v) })
 		select {
 		case c.sockets <- socketRequest{n: n, r: r, domain: domain, typ: typ, proto: proto}:
@@ -583,6 +579,13 @@ func (c *Net) socketWorker(v *violations.Log) {
 		if !q.r.Valid() {
 			continue
 		}
+		if s, ok := c.takeSpare(q.domain, q.typ, q.proto); ok {
+			if !c.install(q.r, s, q.typ) {
+				v.Record(q.n)
+				_ = q.r.Return(0, unix.EACCES)
+			}
+			continue
+		}
 		if !c.giveSocket(q.r, q.domain, q.typ, q.proto) {
 			v.Record(q.n)
 			_ = q.r.Return(0, unix.EACCES)
@@ -646,7 +649,7 @@ const (
 // Only where that thread serves in this process (not a helper process,
 // which a child can stop): the first call of each kind makes the thread
 // keep maxSpares of that kind, and each one taken is made again, off the
-// caller's wait.
+// caller's wait. For the socket worker only (see Handle).
 func (c *Net) takeSpare(domain, typ, proto int) (int, bool) {
 	if c.calls == nil {
 		return -1, false
