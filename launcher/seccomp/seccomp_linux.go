@@ -404,7 +404,6 @@ func send(listener int, resp *seccompNotifResp) error {
 // one of the file observer's syscalls (Rules.Observe), is answered by
 // observe through r (Continue: it goes on whoever made it), now or later.
 func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) bool, child func(n Notification, r Reply) bool, denied func(n Notification), observe func(n Notification, r Reply) bool) error {
-	syncWakeUp(listener)
 	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
 	if stop != nil {
 		var p [2]int
@@ -453,16 +452,6 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 			return err
 		}
 	}
-}
-
-// syncWakeUp asks the kernel to hand each notification of listener, and
-// each answer to its caller, over on the CPU where the other side waits
-// (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6): the caller is blocked
-// until it is answered, so the two never run at once, and a wake-up on
-// another CPU only adds its latency (a third of a round trip here). Where
-// the kernel lacks it, wake-ups stay as they were; nothing else changes.
-func syncWakeUp(listener int) {
-	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 }
 
 func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
