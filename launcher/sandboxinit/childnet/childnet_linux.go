@@ -707,6 +707,15 @@ func (c *Net) refillSpares() {
 				c.sparesMu.Lock()
 				c.spares[k] = make(chan int) // never holds one
 				c.sparesMu.Unlock()
+				// Those made before stay with no one to take them.
+				for drained := false; !drained; {
+					select {
+					case s := <-ch:
+						unix.Close(s)
+					default:
+						drained = true
+					}
+				}
 				break
 			}
 			select {
