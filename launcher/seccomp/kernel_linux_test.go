@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -35,6 +36,10 @@ func TestMain(m *testing.M) {
 		helperNotify()
 	case "notify-child":
 		helperNotifyChild()
+	case "offloop":
+		helperOffLoop()
+	case "offloop-child":
+		helperOffLoopChild()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 		os.Exit(2)
@@ -348,6 +353,58 @@ func helperNotifyChild() {
 	emit("C", r)
 }
 
+// helperOffLoop is the command of TestKernelChildAnswersOffLoop: it starts
+// a child, waits for the test's word that the child's call is being
+// answered (and held), then makes a call of its own and says when it
+// returned.
+func helperOffLoop() {
+	runtime.LockOSThread()
+	arch, err := HostArch()
+	if err != nil {
+		fatalHelper("%v", err)
+	}
+	prog, err := Build(Rules{Network: NetworkNotify}, arch)
+	if err != nil {
+		fatalHelper("%v", err)
+	}
+	lfd, err := InstallWithListener(prog)
+	if err != nil {
+		fatalHelper("InstallWithListener: %v", err)
+	}
+	if err := unix.Sendmsg(3, []byte{'L'}, unix.UnixRights(lfd), nil, 0); err != nil {
+		fatalHelper("sending the listener: %v", err)
+	}
+	unix.Close(lfd)
+	child := exec.Command(os.Args[0])
+	child.Env = append(os.Environ(), helperEnv+"=offloop-child")
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		fatalHelper("starting the child: %v", err)
+	}
+	var b [1]byte
+	if n, err := unix.Read(3, b[:]); n != 1 || err != nil || b[0] != 'G' {
+		fatalHelper("waiting for the word: %d %v", n, err)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		fatalHelper("the command's own socket: %v", err)
+	}
+	unix.Close(fd)
+	if _, err := unix.Write(3, []byte{'D'}); err != nil {
+		fatalHelper("saying done: %v", err)
+	}
+	_ = child.Wait()
+}
+
+// helperOffLoopChild makes one call that the supervisor sends to its child
+// handler.
+func helperOffLoopChild() {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+}
+
 // ---- tests (run in the unfiltered test process) ----
 
 func requireSeccomp(t *testing.T) {
@@ -580,5 +637,107 @@ func TestChildFamilyInKernelNumbers(t *testing.T) {
 		if got := UnixStreamType(typ); got != want {
 			t.Errorf("UnixStreamType(%#x) = %v, want %v", typ, got, want)
 		}
+	}
+}
+
+// A child's call is answered off the loop that answers the command's own:
+// while the answer to a child's call is held (as reading a child's memory
+// can be, for as long as it keeps its memory map busy), the command's own
+// calls still go through. Held in child (answered off the loop from the
+// start) and in observe (a turn of the loop itself, left behind).
+func TestKernelChildAnswersOffLoop(t *testing.T) {
+	requireSeccomp(t)
+	for _, where := range []string{"child", "observe"} {
+		t.Run(where, func(t *testing.T) { testChildAnswersOffLoop(t, where) })
+	}
+}
+
+func testChildAnswersOffLoop(t *testing.T, where string) {
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parentEnd := sp[0]
+	defer unix.Close(parentEnd)
+	childEnd := os.NewFile(uintptr(sp[1]), "helper-sock")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=offloop")
+	cmd.ExtraFiles = []*os.File{childEnd} // fd 3
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		childEnd.Close()
+		t.Fatal(err)
+	}
+	childEnd.Close()
+	waited := false
+	defer func() {
+		if !waited {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(parentEnd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		t.Fatalf("recvmsg: %v; stderr:\n%s", err, stderr.Bytes())
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("no control message (%v); stderr:\n%s", err, stderr.Bytes())
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		t.Fatalf("no fd received: %v", err)
+	}
+	listener := fds[0]
+	defer unix.Close(listener)
+
+	release := make(chan struct{})
+	var once sync.Once
+	var held atomic.Bool
+	stop := make(chan struct{})
+	defer close(stop)
+	own := AllowThreadGroup(cmd.Process.Pid)
+	hold := func(n Notification) {
+		once.Do(func() {
+			held.Store(true)
+			_, _ = unix.Write(parentEnd, []byte{'G'})
+			<-release
+		})
+	}
+	child := func(n Notification, r Reply) bool {
+		hold(n)
+		return false
+	}
+	var observe func(Notification, Reply) bool
+	if where == "observe" {
+		child = nil
+		observe = func(n Notification, r Reply) bool {
+			if !own(n.Pid) {
+				hold(n)
+			}
+			return false
+		}
+	}
+	go func() {
+		_ = SuperviseChildren(listener, stop, own, child, nil, observe)
+	}()
+	pfd := []unix.PollFd{{Fd: int32(parentEnd), Events: unix.POLLIN}}
+	n, err := unix.Poll(pfd, 20000)
+	close(release)
+	if err != nil || n != 1 {
+		t.Fatalf("the command's own call did not return within 20 s while a child's answer was held (held: %v); stderr:\n%s", held.Load(), stderr.Bytes())
+	}
+	if _, err := unix.Read(parentEnd, buf); err != nil || buf[0] != 'D' {
+		t.Fatalf("read %q, %v; want D; stderr:\n%s", buf, err, stderr.Bytes())
+	}
+	waited = true
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("helper: %v; stderr:\n%s", err, stderr.Bytes())
 	}
 }

@@ -491,7 +491,7 @@ var KeyringSyscalls = []string{"add_key", "request_key", "keyctl"}
 //	rt_sigqueueinfo, rt_tgsigqueueinfo, pidfd_send_signal with a siginfo: a fault signal -> ERRNO(EPERM) [GuardOthers]
 //	fcntl(F_SETSIG, a fault signal)       -> ERRNO(EPERM)           [GuardOthers]
 //	set*uid/set*gid, chown & co., low32(an id) not in {own, -1} -> ERRNO(EPERM) [OwnIDs]
-//	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths]
+//	userfaultfd                           -> ERRNO(EPERM)           [Observe.Paths or NetworkNotify]
 //	ObserverPathSyscalls                  -> USER_NOTIF             [Observe.Paths]
 //	open, openat: low32(flags) & (O_WRONLY|O_RDWR|O_CREAT|O_TRUNC); creat -> USER_NOTIF [Observe.Writes]
 //	socket, UnixSocketsNotify with NetworkNotify                 -> NET
@@ -599,14 +599,16 @@ func Build(r Rules, arch Arch) ([]bpf.RawInstruction, error) {
 	if r.PriorityNotify {
 		a.jumpIf(bpf.JumpEqual, nr("setpriority"), "prio_notify", "")
 	}
+	if r.Observe.Paths || r.Network == NetworkNotify {
+		// userfaultfd could make a page the supervisor reads (a path, an
+		// address or a message in the caller's memory) block its reader
+		// for as long as the caller likes.
+		a.jumpIf(bpf.JumpEqual, nr("userfaultfd"), "eperm", "")
+	}
 	if r.Observe.Paths {
 		if r.BlockSetID {
 			return nil, errors.New("seccomp: the file observer's rules cannot go with BlockSetID")
 		}
-		// userfaultfd could make a page the observer reads (a path in the
-		// caller's memory) block its reader for as long as the caller
-		// likes.
-		a.jumpIf(bpf.JumpEqual, nr("userfaultfd"), "eperm", "")
 		for _, name := range ObserverPathSyscalls {
 			if n, ok := t.nr[name]; ok {
 				a.jumpIf(bpf.JumpEqual, uint32(n), "observe", "")

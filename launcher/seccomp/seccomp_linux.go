@@ -9,6 +9,9 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -277,8 +280,12 @@ func OwnProcessOnly(n Notification, r Reply, arg int) {
 // pid would then be allowed. The supervisor is normally pid's parent, so pid
 // cannot be recycled before the supervisor itself waits for it; stop
 // supervising (or make allow return false) before reaping.
+//
+// tid is a pending caller's: a live thread, so a tid equal to pid is
+// process pid's first thread (the ids of threads and processes are one
+// space) and needs no lookup.
 func AllowThreadGroup(pid int) func(tid int) bool {
-	return func(tid int) bool { return InThreadGroup(pid, tid) }
+	return func(tid int) bool { return pid > 0 && tid == pid || InThreadGroup(pid, tid) }
 }
 
 // SuperviseUntil answers the notifications of listener until no task uses
@@ -293,8 +300,10 @@ func AllowThreadGroup(pid int) func(tid int) bool {
 // no longer valid, the caller is gone and nothing is answered. Allowed
 // calls continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE: safe because the
 // decision depends only on who calls, never on pointer arguments); the
-// others are passed to denied (if not nil), while the caller is still
-// blocked and its /proc entries can be read, and then fail with EACCES. The caller keeps ownership of listener.
+// others are passed to denied (if not nil), from a goroutine of their own
+// (see Reply.OffLoop), while the caller is still blocked and its /proc entries
+// can be read, and then fail with EACCES. The caller keeps ownership of
+// listener.
 func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool, denied func(n Notification)) error {
 	return SuperviseChildren(listener, stop, allow, nil, denied, nil)
 }
@@ -304,6 +313,47 @@ func SuperviseUntil(listener int, stop <-chan struct{}, allow func(tid int) bool
 type Reply struct {
 	listener int
 	id       uint64
+	turn     *loopTurn
+}
+
+// loopTurn is one notification's turn of the supervisor's loop.
+type loopTurn struct {
+	mu     sync.Mutex
+	ended  bool
+	answer func()
+}
+
+// OffLoop has answer run where it cannot hold up the supervisor's loop,
+// which answers the command's own calls too: anything that reads the
+// caller's memory (process_vm_readv waits for the caller's memory map,
+// which a child can keep busy for hundreds of milliseconds, forking from
+// many threads with gigabytes mapped). Called while the loop hands r's
+// notification over (from SuperviseChildren's child and observe), answer
+// runs at once on the loop's own thread, and the loop goes on in a
+// goroutine of its own: no thread has to wake up for answer, and an idle
+// thread takes the loop up should answer block. Called later, answer runs
+// in a goroutine of its own.
+func (r Reply) OffLoop(answer func()) {
+	if t := r.turn; t != nil {
+		t.mu.Lock()
+		mine := !t.ended && t.answer == nil
+		if mine {
+			t.answer = answer
+		}
+		t.mu.Unlock()
+		if mine {
+			return
+		}
+	}
+	go answer()
+}
+
+// end ends the turn: what OffLoop was handed during it, or nil.
+func (t *loopTurn) end() func() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ended = true
+	return t.answer
 }
 
 // Valid reports whether the notification is still pending: its caller is
@@ -397,8 +447,9 @@ func send(listener int, resp *seccompNotifResp) error {
 }
 
 // SuperviseChildren is SuperviseUntil where a notification that allow
-// refuses goes first to child (when not nil), which may answer it itself
-// through r, now or later from another goroutine, and then returns true;
+// refuses goes first to child (when not nil), off the loop (Reply.OffLoop),
+// which may answer it itself through r, now or later from another
+// goroutine, and then returns true;
 // when it returns false the call is refused (denied, then EACCES) as
 // SuperviseUntil does. A notification that observe (when not nil) claims,
 // one of the file observer's syscalls (Rules.Observe), is answered by
@@ -423,33 +474,159 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 		}()
 		fds = append(fds, unix.PollFd{Fd: int32(p[0]), Events: unix.POLLIN})
 	}
-	for {
-		for i := range fds {
-			fds[i].Revents = 0
+	// The loop runs in one goroutine at a time: a turn that hands its
+	// notification off (Reply.OffLoop) starts the next one's goroutine and
+	// answers in its own, and so does a turn that takes too long (see
+	// watchTurns).
+	result := make(chan error, 1)
+	report := func(err error) {
+		select {
+		case result <- err:
+		default: // a turn left behind ended after the loop did
 		}
-		if _, err := unix.Poll(fds, -1); err != nil {
-			if err == unix.EINTR {
+	}
+	var turns turnWatch
+	var numbers uint64 // the turns' numbers, counted by the goroutine in charge
+	var loop func()
+	finished := make(chan struct{})
+	defer close(finished)
+	go turns.watch(finished, func() { go loop() })
+	loop = func() {
+		for {
+			for i := range fds {
+				fds[i].Revents = 0
+			}
+			if _, err := unix.Poll(fds, -1); err != nil {
+				if err == unix.EINTR {
+					continue
+				}
+				result <- fmt.Errorf("seccomp: poll: %w", err)
+				return
+			}
+			if len(fds) > 1 && fds[1].Revents != 0 {
+				result <- nil
+				return
+			}
+			rev := fds[0].Revents
+			if rev&unix.POLLNVAL != 0 {
+				result <- fmt.Errorf("seccomp: listener fd %d is not open", listener)
+				return
+			}
+			if rev&unix.POLLIN == 0 {
+				if rev&(unix.POLLHUP|unix.POLLERR) != 0 {
+					result <- nil // no task uses the filter any more
+					return
+				}
 				continue
 			}
-			return fmt.Errorf("seccomp: poll: %w", err)
-		}
-		if len(fds) > 1 && fds[1].Revents != 0 {
-			return nil
-		}
-		rev := fds[0].Revents
-		if rev&unix.POLLNVAL != 0 {
-			return fmt.Errorf("seccomp: listener fd %d is not open", listener)
-		}
-		if rev&unix.POLLIN == 0 {
-			if rev&(unix.POLLHUP|unix.POLLERR) != 0 {
-				return nil // no task uses the filter any more
+			// POLLIN: a notification is pending, so RECV does not block (it
+			// may fail with ENOENT if the caller went away meanwhile).
+			numbers++
+			number := numbers
+			turns.begin(number)
+			var turn loopTurn
+			err := handleOne(listener, &turn, allow, child, denied, observe)
+			answer := turn.end()
+			if !turns.end(number) {
+				// Left behind: another goroutine runs the loop now.
+				if err != nil {
+					report(err)
+				}
+				if answer != nil {
+					answer()
+				}
+				return
 			}
+			if err != nil {
+				report(err)
+				if answer != nil {
+					go answer()
+				}
+				return
+			}
+			if answer != nil {
+				go loop()
+				answer()
+				return
+			}
+		}
+	}
+	go loop()
+	return <-result
+}
+
+// turnWatch keeps the supervisor's loop from being held by one turn: the
+// loop's turns do their work inline (a child's file call is checked
+// there, reading the path from the child's memory, which a child can make
+// wait for its memory map), and a turn still running at two ticks of the
+// watch (2 to 4 ms) is left behind: another goroutine takes the loop up,
+// and the turn ends its goroutine when it is done. The watch ticks only
+// while turns are being run, and sleeps after a second without one.
+type turnWatch struct {
+	current atomic.Uint64 // the turn in progress, 0: none
+	asleep  atomic.Bool
+	wake    chan struct{}
+	once    sync.Once
+}
+
+const turnTick = 2 * time.Millisecond
+
+func (w *turnWatch) init() { w.wake = make(chan struct{}, 1) }
+
+// begin marks turn number as in progress.
+func (w *turnWatch) begin(number uint64) {
+	w.current.Store(number)
+	if w.asleep.Load() && w.asleep.CompareAndSwap(true, false) {
+		w.once.Do(w.init)
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// end ends turn number; false when it was left behind.
+func (w *turnWatch) end(number uint64) bool {
+	return w.current.CompareAndSwap(number, 0)
+}
+
+// watch runs until finished is closed, calling restart to take the loop up
+// again when a turn is left behind.
+func (w *turnWatch) watch(finished <-chan struct{}, restart func()) {
+	w.once.Do(w.init)
+	var seen uint64
+	quiet := 0
+	for {
+		select {
+		case <-finished:
+			return
+		default:
+		}
+		time.Sleep(turnTick)
+		cur := w.current.Load()
+		if cur != 0 && cur == seen && w.current.CompareAndSwap(cur, 0) {
+			restart()
+			cur = 0
+		}
+		seen = cur
+		if cur != 0 {
+			quiet = 0
 			continue
 		}
-		// POLLIN: a notification is pending, so RECV does not block (it
-		// may fail with ENOENT if the caller went away meanwhile).
-		if err := handleOne(listener, allow, child, denied, observe); err != nil {
-			return err
+		if quiet++; quiet < int(time.Second/turnTick) {
+			continue
+		}
+		// Asleep until a turn begins (or already did).
+		quiet = 0
+		w.asleep.Store(true)
+		if w.current.Load() != 0 {
+			w.asleep.Store(false)
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-finished:
+			return
 		}
 	}
 }
@@ -462,7 +639,7 @@ func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
 	return nil
 }
 
-func handleOne(listener int, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification, Reply) bool) error {
+func handleOne(listener int, turn *loopTurn, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification, Reply) bool) error {
 	var req seccompNotif // must be zeroed for NOTIF_RECV
 	for {
 		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
@@ -479,7 +656,7 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
 	}
 	n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
-	if observe != nil && observe(n, Reply{listener: listener, id: n.ID}) {
+	if observe != nil && observe(n, Reply{listener: listener, id: n.ID, turn: turn}) {
 		return nil
 	}
 
@@ -493,7 +670,31 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_ID_VALID: %w", err)
 	}
 
-	if !ok && n.Pid > 0 && child != nil && child(n, Reply{listener: listener, id: n.ID}) {
+	if !ok && n.Pid > 0 && (child != nil || denied != nil) {
+		// Answered off this loop, which answers the command's own calls
+		// too: a child's call is answered after reading the caller's
+		// memory (an address, a message), and process_vm_readv waits for
+		// the caller's memory map, which a child can keep busy for
+		// hundreds of milliseconds (forking from many threads with
+		// gigabytes mapped).
+		r := Reply{listener: listener, id: n.ID, turn: turn}
+		r.OffLoop(func() {
+			offLoopTokens <- struct{}{}
+			defer func() { <-offLoopTokens }()
+			// Answered here, or later by child itself: not a turn.
+			r := r
+			r.turn = nil
+			if child != nil && child(n, r) {
+				return
+			}
+			// Before the answer: the caller is still blocked in the
+			// syscall, so its /proc entries (its name) are still there
+			// to read.
+			if denied != nil {
+				denied(n)
+			}
+			_ = r.Return(0, unix.EACCES)
+		})
 		return nil
 	}
 	resp := seccompNotifResp{id: n.ID}
@@ -509,6 +710,13 @@ func handleOne(listener int, allow func(int) bool, child func(Notification, Repl
 	}
 	return send(listener, &resp)
 }
+
+// offLoopCalls bounds the children's calls answered off the loop at once;
+// the rest wait for a place (one goroutine for each blocked thread of the
+// sandbox).
+const offLoopCalls = 64
+
+var offLoopTokens = make(chan struct{}, offLoopCalls)
 
 // ObserveUntil hands every notification on listener to seen, which
 // answers it through r (Continue: the syscall goes on), now or later from
