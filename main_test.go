@@ -23,10 +23,22 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == initcfg.Command {
 		os.Exit(run(os.Args))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeSeedAfter{m}, map[string]func(){
 		"grok-sandbox": func() { os.Exit(run(os.Args)) },
 		"netprobe":     func() { os.Exit(probeMain()) },
 	})
+}
+
+// removeSeedAfter runs the tests, then removes the Go build cache goseed
+// made, if any.
+type removeSeedAfter struct{ m *testing.M }
+
+func (r removeSeedAfter) Run() int {
+	code := r.m.Run()
+	if goSeed.base != "" {
+		os.RemoveAll(goSeed.base)
+	}
+	return code
 }
 
 // unprivileged is the uid and gid the enforcement scripts run as in their
@@ -189,6 +201,9 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			// testdata/golden/out/NAME. UPDATE_GOLDEN=1 rewrites the file
 			// instead: read the diff before committing it.
 			"cmpgolden": cmpGolden,
+			// goseed GO DIR makes DIR a Go build cache that already holds
+			// what a test of net/http/httptest compiles (see goSeed).
+			"goseed": goseed,
 			// nobwrap makes bwrap missing: GROK_SANDBOX_BWRAP names a
 			// file that does not exist (grok-sandbox never looks on PATH),
 			// and PATH holds links to every program but bwrap.
@@ -464,6 +479,79 @@ func handOver(work string) error {
 		}
 		return os.Lchown(path, 65534, 65534)
 	})
+}
+
+// goSeed is a Go build cache holding the standard packages a test of
+// net/http/httptest compiles, made once per test process by the go
+// command a script names, outside any sandbox, in the environment the
+// scripts' go commands get (testscript's: PATH, no CGO_ENABLED). Compiling
+// them took a script about a minute on a 2-core machine, in each pass and
+// each cgo run; what such a script checks is the test binary's run in the
+// sandbox, and its own package is still compiled there.
+var goSeed struct {
+	once      sync.Once
+	base, dir string
+	err       error
+}
+
+const goSeedTest = `package seed
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestSeed(t *testing.T) {
+	httptest.NewServer(http.NotFoundHandler()).Close()
+}
+`
+
+func goseed(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: goseed GO DIR")
+	}
+	goSeed.once.Do(func() {
+		base, err := outsideTemp()
+		if err != nil {
+			goSeed.err = err
+			return
+		}
+		goSeed.base = base
+		mod, cache := filepath.Join(base, "mod"), filepath.Join(base, "cache")
+		for name, text := range map[string]string{"go.mod": "module seed\n\ngo 1.21\n", "seed_test.go": goSeedTest} {
+			if err := os.MkdirAll(mod, 0o755); err != nil {
+				goSeed.err = err
+				return
+			}
+			if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+				goSeed.err = err
+				return
+			}
+		}
+		cmd := exec.Command(args[0], "test", "-c", "-vet=off", "-o", filepath.Join(base, "seed.test"), ".")
+		cmd.Dir = mod
+		cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + base, "GOCACHE=" + cache, "GOPATH=" + filepath.Join(base, "gopath"),
+			"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			goSeed.err = fmt.Errorf("%v: %s", err, out)
+			return
+		}
+		goSeed.dir = cache
+	})
+	if goSeed.err != nil {
+		ts.Fatalf("goseed: %v", goSeed.err)
+	}
+	dst := ts.MkAbs(args[1])
+	ts.Check(exec.Command("cp", "-a", goSeed.dir, dst).Run())
+	if ts.Getenv("ASUSER") != "" {
+		ts.Check(filepath.Walk(dst, func(path string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(path, 65534, 65534)
+		}))
+	}
 }
 
 // outsideTemp makes a directory for a script's home and workspace that is
