@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -80,10 +81,15 @@ func allowNetwork(command int, agent *initcfg.PathID) func(tid int) bool {
 		chosen, pidfd = tgid, fd
 		return true
 	}
+	// Called from more than one goroutine: a turn of the supervisor's loop
+	// left behind runs beside the next (seccomp.SuperviseChildren).
+	var mu sync.Mutex
 	return func(tid int) bool {
 		if own(tid) {
 			return true
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if gone {
 			return false
 		}

@@ -528,10 +528,8 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 			err := handleOne(listener, &turn, allow, child, denied, observe)
 			answer := turn.end()
 			if !turns.end(number) {
-				// Left behind: another goroutine runs the loop now.
-				if err != nil {
-					report(err)
-				}
+				// Left behind: another goroutine runs the loop now, and
+				// meets a lasting error itself; this turn's is dropped.
 				if answer != nil {
 					answer()
 				}
