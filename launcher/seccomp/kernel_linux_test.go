@@ -40,6 +40,8 @@ func TestMain(m *testing.M) {
 		helperOffLoop()
 	case "offloop-child":
 		helperOffLoopChild()
+	case "one-call":
+		helperOneCall()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 		os.Exit(2)
@@ -284,15 +286,15 @@ func helperDeny() {
 	emit("deny", r)
 }
 
-// helperNotify is process S, the "wrapped command": fd 3 is a stream
-// socket to the test process, which supervises.
-func helperNotify() {
+// sendListener installs a filter of rules with a listener on the calling
+// thread (locked to it), and sends the listener over fd 3.
+func sendListener(rules Rules) {
 	runtime.LockOSThread()
 	arch, err := HostArch()
 	if err != nil {
 		fatalHelper("%v", err)
 	}
-	prog, err := Build(Rules{BlockTerminalInjection: true, Network: NetworkNotify}, arch)
+	prog, err := Build(rules, arch)
 	if err != nil {
 		fatalHelper("%v", err)
 	}
@@ -304,6 +306,12 @@ func helperNotify() {
 		fatalHelper("sending the listener: %v", err)
 	}
 	unix.Close(lfd)
+}
+
+// helperNotify is process S, the "wrapped command": fd 3 is a stream
+// socket to the test process, which supervises.
+func helperNotify() {
+	sendListener(Rules{BlockTerminalInjection: true, Network: NetworkNotify})
 	unix.Close(3)
 
 	r := results{"pid": fmt.Sprint(os.Getpid()), "tid": fmt.Sprint(unix.Gettid())}
@@ -358,23 +366,7 @@ func helperNotifyChild() {
 // answered (and held), then makes a call of its own and says when it
 // returned.
 func helperOffLoop() {
-	runtime.LockOSThread()
-	arch, err := HostArch()
-	if err != nil {
-		fatalHelper("%v", err)
-	}
-	prog, err := Build(Rules{Network: NetworkNotify}, arch)
-	if err != nil {
-		fatalHelper("%v", err)
-	}
-	lfd, err := InstallWithListener(prog)
-	if err != nil {
-		fatalHelper("InstallWithListener: %v", err)
-	}
-	if err := unix.Sendmsg(3, []byte{'L'}, unix.UnixRights(lfd), nil, 0); err != nil {
-		fatalHelper("sending the listener: %v", err)
-	}
-	unix.Close(lfd)
+	sendListener(Rules{Network: NetworkNotify})
 	child := exec.Command(os.Args[0])
 	child.Env = append(os.Environ(), helperEnv+"=offloop-child")
 	child.Stderr = os.Stderr
@@ -402,6 +394,24 @@ func helperOffLoopChild() {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err == nil {
 		unix.Close(fd)
+	}
+}
+
+// helperOneCall makes one notified call of its own, says so, and exits
+// when the test says.
+func helperOneCall() {
+	sendListener(Rules{Network: NetworkNotify})
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		fatalHelper("socket: %v", err)
+	}
+	unix.Close(fd)
+	if _, err := unix.Write(3, []byte{'D'}); err != nil {
+		fatalHelper("saying done: %v", err)
+	}
+	var b [1]byte
+	if n, err := unix.Read(3, b[:]); n != 1 || err != nil || b[0] != 'Q' {
+		fatalHelper("waiting for the word: %d %v", n, err)
 	}
 }
 
@@ -495,58 +505,154 @@ func TestKernelDeny(t *testing.T) {
 	expect(t, "deny", r, "after.tiocgwinsz", "ok")
 }
 
-func TestKernelNotify(t *testing.T) {
-	requireSeccomp(t)
+// helperProc is a helper process started by startHelper, with the
+// listener of the filter it installed.
+type helperProc struct {
+	cmd            *exec.Cmd
+	end            int // the test's end of the socket pair (the helper's fd 3)
+	listener       int
+	stdout, stderr bytes.Buffer
+	waited         bool
+}
+
+// startHelper starts the test binary as helper mode, with a socket pair
+// as its fd 3, and receives the listener the helper sends over it. The
+// helper is killed and every descriptor closed when the test ends, unless
+// it was waited for (wait).
+func startHelper(t *testing.T, mode string, timeout time.Duration) *helperProc {
+	t.Helper()
 	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parentEnd := sp[0]
-	defer unix.Close(parentEnd)
+	h := &helperProc{end: sp[0], listener: -1}
+	t.Cleanup(func() { unix.Close(h.end) })
 	childEnd := os.NewFile(uintptr(sp[1]), "helper-sock")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"=notify")
-	cmd.ExtraFiles = []*os.File{childEnd} // fd 3
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	h.cmd = exec.CommandContext(ctx, os.Args[0])
+	h.cmd.Env = append(os.Environ(), helperEnv+"="+mode)
+	h.cmd.ExtraFiles = []*os.File{childEnd} // fd 3
+	h.cmd.Stdout = &h.stdout
+	h.cmd.Stderr = &h.stderr
+	if err := h.cmd.Start(); err != nil {
 		childEnd.Close()
 		t.Fatal(err)
 	}
 	childEnd.Close()
-	waited := false
-	defer func() {
-		if !waited {
-			cmd.Process.Kill()
-			cmd.Wait()
+	t.Cleanup(func() {
+		if !h.waited {
+			h.cmd.Process.Kill()
+			h.cmd.Wait()
 		}
-	}()
+	})
 
-	// Receive the listener.
-	pfd := []unix.PollFd{{Fd: int32(parentEnd), Events: unix.POLLIN}}
+	pfd := []unix.PollFd{{Fd: int32(h.end), Events: unix.POLLIN}}
 	if n, err := unix.Poll(pfd, 10000); err != nil || n == 0 {
-		t.Fatalf("waiting for the listener: n=%d err=%v; stderr:\n%s", n, err, stderr.Bytes())
+		t.Fatalf("waiting for the listener: n=%d err=%v; stderr:\n%s", n, err, h.stderr.Bytes())
 	}
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(parentEnd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	_, oobn, _, _, err := unix.Recvmsg(h.end, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
-		t.Fatalf("recvmsg: %v", err)
+		t.Fatalf("recvmsg: %v; stderr:\n%s", err, h.stderr.Bytes())
 	}
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
-		t.Fatalf("no control message (%v); stderr:\n%s", err, stderr.Bytes())
+		t.Fatalf("no control message (%v); stderr:\n%s", err, h.stderr.Bytes())
 	}
 	fds, err := unix.ParseUnixRights(&msgs[0])
 	if err != nil || len(fds) != 1 {
 		t.Fatalf("no fd received: %v", err)
 	}
-	listener := fds[0]
-	defer unix.Close(listener)
+	h.listener = fds[0]
+	t.Cleanup(func() { unix.Close(h.listener) })
+	return h
+}
+
+// wait waits for the helper to exit.
+func (h *helperProc) wait() error {
+	h.waited = true
+	return h.cmd.Wait()
+}
+
+func TestKernelNotify(t *testing.T) {
+	requireSeccomp(t)
+	testNotify(t)
+}
+
+// A turn of the loop that is slow to take its notification (its thread
+// not run for longer than the watch waits) is not left behind: left
+// behind before its RECV, it would find the notification taken by the
+// loop that replaced it, and wait in RECV for the next one, which may
+// never come (the last call of the command's, and the supervisor's
+// goroutine is left in the kernel).
+func TestKernelSlowReceiveNotLeftBehind(t *testing.T) {
+	requireSeccomp(t)
+	var slowed atomic.Int32
+	slept := make(chan string, 1) // the slowed goroutine's header in a stack dump
+	testHookBeforeReceive = func() {
+		if slowed.Add(1) == 1 {
+			time.Sleep(50 * turnTick) // the watch leaves a turn behind after two ticks
+			b := make([]byte, 64)
+			header, _, _ := strings.Cut(string(b[:runtime.Stack(b, false)]), "[")
+			slept <- header + "["
+		}
+	}
+	defer func() { testHookBeforeReceive = nil }()
+	h := startHelper(t, "one-call", 30*time.Second)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- SuperviseUntil(h.listener, stop, AllowThreadGroup(h.cmd.Process.Pid), nil) }()
+
+	// The helper's one call has been answered.
+	buf := make([]byte, 1)
+	if n, err := unix.Read(h.end, buf); n != 1 || err != nil || buf[0] != 'D' {
+		t.Fatalf("read %q, %v; want D; stderr:\n%s", buf[:n], err, h.stderr.Bytes())
+	}
+	var header string
+	select {
+	case header = <-slept:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slowed turn did not go on")
+	}
+	// No call is pending: the slowed goroutine must be back in poll (or
+	// gone), not waiting in RECV.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b := make([]byte, 1<<20)
+		stacks := string(b[:runtime.Stack(b, true)])
+		_, mine, found := strings.Cut(stacks, header)
+		mine, _, _ = strings.Cut(mine, "\n\ngoroutine ")
+		if !found || strings.Contains(mine, "unix.Poll(") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the slowed turn's goroutine is not back in poll with no call pending:\n%s%s", header, mine)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := unix.Write(h.end, []byte{'Q'}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.wait(); err != nil {
+		t.Errorf("helper: %v; stderr:\n%s", err, h.stderr.Bytes())
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("SuperviseUntil: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		close(stop)
+		t.Errorf("SuperviseUntil did not return after the helper exited")
+	}
+}
+
+func testNotify(t *testing.T) {
+	h := startHelper(t, "notify", 30*time.Second)
+	cmd, listener := h.cmd, h.listener
+	stdout, stderr := &h.stdout, &h.stderr
 
 	var mu sync.Mutex
 	var denied []Notification
@@ -560,8 +666,7 @@ func TestKernelNotify(t *testing.T) {
 		})
 	}()
 
-	werr := cmd.Wait()
-	waited = true
+	werr := h.wait()
 	if werr != nil {
 		t.Errorf("helper: %v\nstdout:\n%s\nstderr:\n%s", werr, stdout.Bytes(), stderr.Bytes())
 	}
@@ -653,49 +758,9 @@ func TestKernelChildAnswersOffLoop(t *testing.T) {
 }
 
 func testChildAnswersOffLoop(t *testing.T, where string) {
-	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parentEnd := sp[0]
-	defer unix.Close(parentEnd)
-	childEnd := os.NewFile(uintptr(sp[1]), "helper-sock")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"=offloop")
-	cmd.ExtraFiles = []*os.File{childEnd} // fd 3
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		childEnd.Close()
-		t.Fatal(err)
-	}
-	childEnd.Close()
-	waited := false
-	defer func() {
-		if !waited {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-
+	h := startHelper(t, "offloop", 60*time.Second)
+	cmd, listener, parentEnd, stderr := h.cmd, h.listener, h.end, &h.stderr
 	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(parentEnd, buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		t.Fatalf("recvmsg: %v; stderr:\n%s", err, stderr.Bytes())
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("no control message (%v); stderr:\n%s", err, stderr.Bytes())
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		t.Fatalf("no fd received: %v", err)
-	}
-	listener := fds[0]
-	defer unix.Close(listener)
 
 	release := make(chan struct{})
 	var once sync.Once
@@ -728,16 +793,23 @@ func testChildAnswersOffLoop(t *testing.T, where string) {
 		_ = SuperviseChildren(listener, stop, own, child, nil, observe)
 	}()
 	pfd := []unix.PollFd{{Fd: int32(parentEnd), Events: unix.POLLIN}}
-	n, err := unix.Poll(pfd, 20000)
+	var n int
+	var err error
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err = unix.Poll(pfd, int(time.Until(deadline).Milliseconds()))
+		if err != unix.EINTR || time.Now().After(deadline) {
+			break
+		}
+	}
 	close(release)
 	if err != nil || n != 1 {
-		t.Fatalf("the command's own call did not return within 20 s while a child's answer was held (held: %v); stderr:\n%s", held.Load(), stderr.Bytes())
+		t.Fatalf("the command's own call did not return within 20 s while a child's answer was held (held: %v, poll: %d, %v); stderr:\n%s", held.Load(), n, err, stderr.Bytes())
 	}
 	if _, err := unix.Read(parentEnd, buf); err != nil || buf[0] != 'D' {
 		t.Fatalf("read %q, %v; want D; stderr:\n%s", buf, err, stderr.Bytes())
 	}
-	waited = true
-	if err := cmd.Wait(); err != nil {
+	if err := h.wait(); err != nil {
 		t.Errorf("helper: %v; stderr:\n%s", err, stderr.Bytes())
 	}
 }

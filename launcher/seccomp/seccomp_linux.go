@@ -520,12 +520,26 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 				continue
 			}
 			// POLLIN: a notification is pending, so RECV does not block (it
-			// may fail with ENOENT if the caller went away meanwhile).
+			// may fail with ENOENT if the caller went away meanwhile). The
+			// turn is watched only once it holds its notification: a turn
+			// left behind before its RECV would find the notification taken
+			// by the loop that replaced it, and wait in RECV for the next.
+			if testHookBeforeReceive != nil {
+				testHookBeforeReceive()
+			}
+			n, ok, err := receive(listener)
+			if err != nil {
+				report(err)
+				return
+			}
+			if !ok {
+				continue
+			}
 			numbers++
 			number := numbers
 			turns.begin(number)
 			var turn loopTurn
-			err := handleOne(listener, &turn, allow, child, denied, observe)
+			err = handleOne(listener, n, &turn, allow, child, denied, observe)
 			answer := turn.end()
 			if !turns.end(number) {
 				// Left behind: another goroutine runs the loop now, and
@@ -637,23 +651,29 @@ func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
 	return nil
 }
 
-func handleOne(listener int, turn *loopTurn, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification, Reply) bool) error {
-	var req seccompNotif // must be zeroed for NOTIF_RECV
+// testHookBeforeReceive, when set by a test, runs between the loop's poll
+// and its RECV.
+var testHookBeforeReceive func()
+
+// receive takes the pending notification; false when its caller was
+// interrupted or died meanwhile.
+func receive(listener int) (Notification, bool, error) {
 	for {
+		var req seccompNotif // must be zeroed for NOTIF_RECV
 		err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req))
-		if err == nil {
-			break
-		}
-		if err == unix.EINTR {
-			req = seccompNotif{}
+		switch err {
+		case nil:
+			return Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}, true, nil
+		case unix.EINTR:
 			continue
+		case unix.ENOENT:
+			return Notification{}, false, nil
 		}
-		if err == unix.ENOENT {
-			return nil // the caller was interrupted or died
-		}
-		return fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
+		return Notification{}, false, fmt.Errorf("seccomp: SECCOMP_IOCTL_NOTIF_RECV: %w", err)
 	}
-	n := Notification{ID: req.id, Pid: int(req.pid), Nr: req.nr, Arch: req.arch, Args: req.args}
+}
+
+func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) bool, child func(Notification, Reply) bool, denied func(Notification), observe func(Notification, Reply) bool) error {
 	if observe != nil && observe(n, Reply{listener: listener, id: n.ID, turn: turn}) {
 		return nil
 	}
