@@ -11,10 +11,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -42,6 +45,8 @@ func TestMain(m *testing.M) {
 		helperOffLoopChild()
 	case "one-call":
 		helperOneCall()
+	case "slot-signal":
+		helperSlotSignal()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
 		os.Exit(2)
@@ -415,6 +420,37 @@ func helperOneCall() {
 	}
 }
 
+// helperSlotSignal says its thread's id, makes one call (which the test's
+// supervisor refuses) on that thread, says 'S' when a SIGUSR1 reached
+// it, and 'D' with the call's outcome when it returned.
+func helperSlotSignal() {
+	got := make(chan os.Signal, 1)
+	signal.Notify(got, syscall.SIGUSR1)
+	go func() {
+		<-got
+		unix.Write(3, []byte{'S'})
+	}()
+	runtime.LockOSThread()
+	arch, err := HostArch()
+	if err != nil {
+		fatalHelper("%v", err)
+	}
+	prog, err := Build(Rules{Network: NetworkNotify}, arch)
+	if err != nil {
+		fatalHelper("%v", err)
+	}
+	lfd, err := InstallWithKillableListener(prog)
+	if err != nil {
+		fatalHelper("InstallWithKillableListener: %v", err)
+	}
+	if err := unix.Sendmsg(3, []byte(strconv.Itoa(unix.Gettid())), unix.UnixRights(lfd), nil, 0); err != nil {
+		fatalHelper("sending the listener: %v", err)
+	}
+	unix.Close(lfd)
+	_, err = unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	unix.Write(3, []byte("D"+errName(err)))
+}
+
 // ---- tests (run in the unfiltered test process) ----
 
 func requireSeccomp(t *testing.T) {
@@ -511,6 +547,7 @@ type helperProc struct {
 	cmd            *exec.Cmd
 	end            int // the test's end of the socket pair (the helper's fd 3)
 	listener       int
+	msg            string // what came with the listener
 	stdout, stderr bytes.Buffer
 	waited         bool
 }
@@ -551,12 +588,13 @@ func startHelper(t *testing.T, mode string, timeout time.Duration) *helperProc {
 	if n, err := unix.Poll(pfd, 10000); err != nil || n == 0 {
 		t.Fatalf("waiting for the listener: n=%d err=%v; stderr:\n%s", n, err, h.stderr.Bytes())
 	}
-	buf := make([]byte, 1)
+	buf := make([]byte, 32)
 	oob := make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(h.end, buf, oob, unix.MSG_CMSG_CLOEXEC)
+	n, oobn, _, _, err := unix.Recvmsg(h.end, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil {
 		t.Fatalf("recvmsg: %v; stderr:\n%s", err, h.stderr.Bytes())
 	}
+	h.msg = string(buf[:n])
 	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("no control message (%v); stderr:\n%s", err, h.stderr.Bytes())
@@ -646,6 +684,77 @@ func TestKernelSlowReceiveNotLeftBehind(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		close(stop)
 		t.Errorf("SuperviseUntil did not return after the helper exited")
+	}
+}
+
+// A child's call waiting for a place off the loop (all of them taken)
+// gives way to a signal sent to its thread, as a blocking call does: with
+// a killable-only listener the caller takes no signal until answered, so
+// the supervisor itself must answer (the call restarts: Go's handlers are
+// SA_RESTART) rather than hold the signal until a place is free.
+func TestKernelSlotWaitTakesSignals(t *testing.T) {
+	requireSeccomp(t)
+	if !KillableRecv() {
+		t.Skip("no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19): a waiting caller takes its signals")
+	}
+	for range offLoopCalls {
+		offLoopTokens <- struct{}{}
+	}
+	freed := false
+	free := func() {
+		if !freed {
+			freed = true
+			for range offLoopCalls {
+				<-offLoopTokens
+			}
+		}
+	}
+	defer free()
+	h := startHelper(t, "slot-signal", 30*time.Second)
+	stop := make(chan struct{})
+	defer close(stop)
+	// Refused, and so answered off the loop (a denied callback is given).
+	go func() { _ = SuperviseUntil(h.listener, stop, func(int) bool { return false }, func(Notification) {}) }()
+	tid, err := strconv.Atoi(h.msg)
+	if err != nil {
+		t.Fatalf("the helper's tid: %q", h.msg)
+	}
+	// Waiting in socket(): /proc/TID/syscall starts with its number.
+	waitFor(t, 10*time.Second, "the helper's thread in socket()", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", h.cmd.Process.Pid, tid))
+		return err == nil && strings.HasPrefix(string(b), strconv.Itoa(unix.SYS_SOCKET)+" ")
+	})
+	if err := unix.Tgkill(h.cmd.Process.Pid, tid, unix.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 16)
+	pfd := []unix.PollFd{{Fd: int32(h.end), Events: unix.POLLIN}}
+	waitFor(t, 10*time.Second, "the signal handled while the call waits for a place", func() bool {
+		n, _ := unix.Poll(pfd, 100)
+		return n == 1
+	})
+	if n, err := unix.Read(h.end, b[:1]); n != 1 || err != nil || b[0] != 'S' {
+		t.Fatalf("read %q, %v; want S (the signal handled before the call returned); stderr:\n%s", b[:n], err, h.stderr.Bytes())
+	}
+	free()
+	n, err := unix.Read(h.end, b)
+	if err != nil || string(b[:n]) != "DEACCES" {
+		t.Fatalf("read %q, %v; want DEACCES (the call made again, and refused); stderr:\n%s", b[:n], err, h.stderr.Bytes())
+	}
+	if err := h.wait(); err != nil {
+		t.Errorf("helper: %v; stderr:\n%s", err, h.stderr.Bytes())
+	}
+}
+
+// waitFor waits until cond holds, failing the test after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

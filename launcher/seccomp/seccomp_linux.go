@@ -62,6 +62,50 @@ func KillableRecv() bool {
 	return errno == unix.EFAULT
 }
 
+// ErrRestart is ERESTARTSYS as a notified call's answer: the kernel runs
+// the caller's signal handler and makes the call again (SA_RESTART), or
+// fails it with EINTR. Only for a caller with a signal to take: without
+// one it would reach the program as errno 512.
+const ErrRestart = unix.Errno(512)
+
+// SignalWatch is a look, repeated while a notified call waits for pid 1,
+// at its caller's signals; a caller of a killable-only listener (see
+// InstallWithKillableListener) takes none while it waits.
+type SignalWatch struct {
+	shared bool // a signal of the process's was pending at the last look
+}
+
+// Check says how a waiting call gives way to a signal of its caller's
+// (thread tid), or 0 while it has none. A signal sent to the thread itself
+// is its to take: ErrRestart. A signal sent to its process is the
+// thread's only when it is the only thread that may take it: ErrRestart
+// then too. Otherwise another thread may take it, and ErrRestart without
+// a signal to take would reach the program as errno 512: the call goes on
+// waiting while the signal is new, and fails with EINTR once it has waited
+// past the next look (it sits on a thread that cannot take it: this one,
+// or another waiting call).
+func (w *SignalWatch) Check(tid int) unix.Errno {
+	p := PendingSignals(tid)
+	switch {
+	case p.Unreadable:
+		// Ending, or this process cannot open the file now: no
+		// restart without a signal to take; the caller's end is seen
+		// anyway.
+		return 0
+	case p.Thread:
+		return ErrRestart
+	case !p.Process:
+		w.shared = false
+		return 0
+	case p.Threads == 1:
+		return ErrRestart
+	case w.shared:
+		return unix.EINTR
+	}
+	w.shared = true
+	return 0
+}
+
 // Pending says which signals wait for a thread (PendingSignals): ones it
 // neither blocks nor ignores, sent to the thread itself (Thread) or to its
 // process (Process, which any of its Threads that does not block it may
@@ -697,11 +741,13 @@ func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) boo
 		// gigabytes mapped).
 		r := Reply{listener: listener, id: n.ID, turn: turn}
 		r.OffLoop(func() {
-			offLoopTokens <- struct{}{}
-			defer func() { <-offLoopTokens }()
 			// Answered here, or later by child itself: not a turn.
 			r := r
 			r.turn = nil
+			if !offLoopSlot(n.Pid, r) {
+				return
+			}
+			defer func() { <-offLoopTokens }()
 			if child != nil && child(n, r) {
 				return
 			}
@@ -735,6 +781,40 @@ func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) boo
 const offLoopCalls = 64
 
 var offLoopTokens = make(chan struct{}, offLoopCalls)
+
+// offLoopLook is how often a call waiting for a place looks at its
+// caller's signals.
+const offLoopLook = 20 * time.Millisecond
+
+// offLoopSlot takes a place for the call r answers, made by thread tid;
+// false when the call was answered meanwhile: its caller took a signal
+// (the call restarts, or fails with EINTR, as a blocking call would), or
+// is gone. A caller of a killable-only listener takes no signal while it
+// waits; this wait must let it.
+func offLoopSlot(tid int, r Reply) bool {
+	select {
+	case offLoopTokens <- struct{}{}:
+		return true
+	default:
+	}
+	look := time.NewTicker(offLoopLook)
+	defer look.Stop()
+	var sig SignalWatch
+	for {
+		select {
+		case offLoopTokens <- struct{}{}:
+			return true
+		case <-look.C:
+			if !r.Valid() {
+				return false
+			}
+			if e := sig.Check(tid); e != 0 {
+				_ = r.Return(0, e)
+				return false
+			}
+		}
+	}
+}
 
 // ObserveUntil hands every notification on listener to seen, which
 // answers it through r (Continue: the syscall goes on), now or later from

@@ -853,13 +853,13 @@ func (c *Net) onSocket(n seccomp.Notification, r seccomp.Reply, v *violations.Lo
 		// signal it would take ends the wait as the kernel's own would:
 		// the call restarts, or fails with EINTR.
 		var interrupted unix.Errno
-		var sig sigWatch
+		var sig seccomp.SignalWatch
 		pending := func() bool {
 			if !r.Valid() {
 				return false
 			}
 			if c.sends {
-				if interrupted = sig.check(n.Pid); interrupted != 0 {
+				if interrupted = sig.Check(n.Pid); interrupted != 0 {
 					return false
 				}
 			}

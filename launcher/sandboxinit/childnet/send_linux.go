@@ -49,8 +49,6 @@ import (
 // (the copy the kernel would pin is pid 1's), as zero-copy sends may.
 
 const (
-	errRestart = unix.Errno(512) // ERESTARTSYS: the call is made again after the caller's signal
-
 	uioMaxIOV = 1024      // UIO_MAXIOV
 	msgZC     = 0x4000000 // MSG_ZEROCOPY
 	// maxRecord bounds a datagram or seqpacket record (one send) copied
@@ -247,7 +245,7 @@ type sendCall struct {
 	// backoff is the wait between tries at a receiver that stays full;
 	// sig, its look at the caller's signals.
 	backoff time.Duration
-	sig     sigWatch
+	sig     seccomp.SignalWatch
 }
 
 // run makes the call. With mayWait false it never waits: a blocking send
@@ -686,7 +684,7 @@ func sliceIOV(iov []unix.RemoteIovec, off, max int) ([]unix.RemoteIovec, int) {
 }
 
 // waitRoom waits until the socket may take more, for a blocking send: 0 to
-// try again; EAGAIN past the socket's send timeout; errRestart (or EINTR,
+// try again; EAGAIN past the socket's send timeout; seccomp.ErrRestart (or EINTR,
 // see interrupted) when its caller has a signal to take: the kernel's
 // answer to a blocking send that a signal interrupts before anything was
 // sent; ESRCH when the caller is gone.
@@ -730,44 +728,9 @@ func (k *sendCall) waitRoom(deadline time.Time) unix.Errno {
 }
 
 // interrupted says how a waiting send gives way to a signal of its
-// caller's, or 0 while it has none. A signal sent to the thread itself
-// is its to take: errRestart, and the kernel runs its handler and makes
-// the call again (SA_RESTART) or fails it with EINTR, as for any blocking
-// send. A signal sent to its process is the thread's only when it is the
-// only thread that may take it: errRestart then too. Otherwise another
-// thread may take it, and errRestart without a signal to take would reach
-// the program as errno 512: the send goes on waiting while the signal is
-// new, and fails with EINTR once it has waited past the next look (it
-// sits on a thread that cannot take it: this one, or another waiting send).
-func (k *sendCall) interrupted() unix.Errno { return k.sig.check(k.n.Pid) }
-
-// sigWatch is interrupted's look at a waiting caller's signals, for
-// any call pid 1 makes for a child that may wait (a send, a connect).
-type sigWatch struct {
-	shared bool // a signal of the process's was pending at the last look
-}
-
-func (w *sigWatch) check(tid int) unix.Errno {
-	p := seccomp.PendingSignals(tid)
-	switch {
-	case p.Unreadable:
-		// Ending, or this process cannot open the file now: no
-		// restart without a signal to take (it would reach the
-		// program as errno 512); the caller's end is seen anyway.
-		return 0
-	case p.Thread:
-		return errRestart
-	case !p.Process:
-		w.shared = false
-		return 0
-	case p.Threads == 1:
-		return errRestart
-	case w.shared:
-		return unix.EINTR
-	}
-	w.shared = true
-	return 0
-}
+// caller's, or 0 while it has none (seccomp.SignalWatch), as for any
+// blocking send.
+func (k *sendCall) interrupted() unix.Errno { return k.sig.Check(k.n.Pid) }
 
 // vmWrite copies buf into process pid's memory at addr, whole or not at
 // all.
