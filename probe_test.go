@@ -61,6 +61,8 @@ const probeUsage = `usage: netprobe SUBCOMMAND ARGS
   unix-hold PATH READY      listen on PATH with a backlog of 0, accept nothing; create READY
   unix-fill PATH N          N blocking connects to PATH at once, then wait to be killed
   create-mode PATH MODE     open(PATH, O_CREAT|O_EXCL, MODE) (octal)
+  readable PATH...          open each PATH for reading, in one process;
+                            print readable=N (how many opened)
   memwrite PID              open /proc/PID/mem for writing (never writes)
   exchange-loop A B SECS    swap A and B (renameat2 RENAME_EXCHANGE) for SECS seconds
   keyring-add NAME VALUE    add a user key to the user keyring (@u)
@@ -185,6 +187,15 @@ func probeMain() int {
 		}
 		n, _ := strconv.Atoi(args[1])
 		err = probeUnixFill(args[0], n)
+	case "readable":
+		n := 0
+		for _, p := range args {
+			if f, oerr := os.Open(p); oerr == nil {
+				f.Close()
+				n++
+			}
+		}
+		fmt.Printf("readable=%d\n", n)
 	case "create-mode":
 		if len(args) != 2 {
 			fmt.Fprintln(os.Stderr, probeUsage)
