@@ -782,38 +782,149 @@ const offLoopCalls = 64
 
 var offLoopTokens = make(chan struct{}, offLoopCalls)
 
-// offLoopLook is how often a call waiting for a place looks at its
-// caller's signals.
-const offLoopLook = 20 * time.Millisecond
-
 // offLoopSlot takes a place for the call r answers, made by thread tid;
 // false when the call was answered meanwhile: its caller took a signal
 // (the call restarts, or fails with EINTR, as a blocking call would), or
 // is gone. A caller of a killable-only listener takes no signal while it
-// waits; this wait must let it.
+// waits; this wait must let it (see slotWatch).
 func offLoopSlot(tid int, r Reply) bool {
 	select {
 	case offLoopTokens <- struct{}{}:
 		return true
 	default:
 	}
-	look := time.NewTicker(offLoopLook)
-	defer look.Stop()
-	var sig SignalWatch
-	for {
-		select {
-		case offLoopTokens <- struct{}{}:
+	w := &slotWaiter{tid: tid, r: r, answered: make(chan struct{})}
+	waiting.add(w)
+	defer waiting.remove(w)
+	select {
+	case offLoopTokens <- struct{}{}:
+		if w.take() {
 			return true
-		case <-look.C:
-			if !r.Valid() {
-				return false
-			}
-			if e := sig.Check(tid); e != 0 {
-				_ = r.Return(0, e)
-				return false
-			}
+		}
+		<-offLoopTokens // answered by the watch at the same time
+		return false
+	case <-w.answered:
+		return false
+	}
+}
+
+// slotWaiter is a call waiting for a place off the loop.
+type slotWaiter struct {
+	tid int
+	r   Reply
+	sig SignalWatch
+
+	mu       sync.Mutex
+	done     bool          // it took a place, or the watch answered it
+	answered chan struct{} // closed when the watch answered it
+}
+
+// take marks w as having a place; false when the watch answered it first.
+func (w *slotWaiter) take() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return false
+	}
+	w.done = true
+	return true
+}
+
+// slotWatch looks at the signals of the calls waiting for a place, on
+// behalf of them all: every slotLook, at most slotLooks of them in turn
+// (each look reads /proc/TID/status), so that a child that makes
+// thousands of threads wait costs pid 1 a bounded share of a CPU; each
+// waiting call is looked at every slotLook while there are slotLooks or
+// fewer, less often beyond.
+type slotWatch struct {
+	mu      sync.Mutex
+	waiters []*slotWaiter
+	next    int
+	running bool
+}
+
+const (
+	slotLook  = 20 * time.Millisecond
+	slotLooks = 16
+)
+
+var waiting slotWatch
+
+func (s *slotWatch) add(w *slotWaiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waiters = append(s.waiters, w)
+	if !s.running {
+		s.running = true
+		go s.run()
+	}
+}
+
+func (s *slotWatch) remove(w *slotWaiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, x := range s.waiters {
+		if x == w {
+			last := len(s.waiters) - 1
+			s.waiters[i] = s.waiters[last]
+			s.waiters[last] = nil
+			s.waiters = s.waiters[:last]
+			return
 		}
 	}
+}
+
+// run looks until no call waits.
+func (s *slotWatch) run() {
+	var batch []*slotWaiter
+	for {
+		time.Sleep(slotLook)
+		if batch = s.batch(batch[:0]); len(batch) == 0 {
+			return
+		}
+		for _, w := range batch {
+			w.look()
+		}
+	}
+}
+
+// batch appends to dst the next slotLooks waiting calls, in turn; none,
+// and the watch marked stopped, when no call waits.
+func (s *slotWatch) batch(dst []*slotWaiter) []*slotWaiter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.waiters)
+	if n == 0 {
+		s.running = false
+		return dst
+	}
+	for range min(n, slotLooks) {
+		s.next %= n
+		dst = append(dst, s.waiters[s.next])
+		s.next++
+	}
+	return dst
+}
+
+// look answers w's call if its caller is gone or has a signal to take.
+func (w *slotWaiter) look() {
+	var e unix.Errno
+	if w.r.Valid() {
+		if e = w.sig.Check(w.tid); e == 0 {
+			return
+		}
+	}
+	w.mu.Lock()
+	if w.done {
+		w.mu.Unlock()
+		return
+	}
+	w.done = true
+	w.mu.Unlock()
+	if e != 0 {
+		_ = w.r.Return(0, e)
+	}
+	close(w.answered)
 }
 
 // ObserveUntil hands every notification on listener to seen, which
