@@ -697,15 +697,15 @@ func TestKernelSlotWaitTakesSignals(t *testing.T) {
 	if !KillableRecv() {
 		t.Skip("no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19): a waiting caller takes its signals")
 	}
-	for range offLoopCalls {
-		offLoopTokens <- struct{}{}
+	for range childCalls {
+		childPlaces.tokens <- struct{}{}
 	}
 	freed := false
 	free := func() {
 		if !freed {
 			freed = true
-			for range offLoopCalls {
-				<-offLoopTokens
+			for range childCalls {
+				childPlaces.Release()
 			}
 		}
 	}

@@ -400,6 +400,10 @@ func (t *loopTurn) end() func() {
 	return t.answer
 }
 
+// DetachedReply is a Reply of no listener: every answer through it fails
+// (EBADF). For tests of code that answers notifications.
+func DetachedReply() Reply { return Reply{listener: -1} }
+
 // Valid reports whether the notification is still pending: its caller is
 // still blocked in the syscall, so its pid (and what was read of it since
 // the notification arrived) still belongs to it.
@@ -744,10 +748,10 @@ func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) boo
 			// Answered here, or later by child itself: not a turn.
 			r := r
 			r.turn = nil
-			if !offLoopSlot(n.Pid, r) {
+			if !childPlaces.Take(n.Pid, r) {
 				return
 			}
-			defer func() { <-offLoopTokens }()
+			defer childPlaces.Release()
 			if child != nil && child(n, r) {
 				return
 			}
@@ -775,44 +779,73 @@ func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) boo
 	return send(listener, &resp)
 }
 
-// offLoopCalls bounds the children's calls answered off the loop at once;
-// the rest wait for a place (one goroutine for each blocked thread of the
-// sandbox).
-const offLoopCalls = 64
+// Places bounds the notified calls answered off the loop at once, each
+// on a goroutine (and, while it reads the caller's memory, a thread) of
+// this process; the rest wait for a place, a goroutine for each blocked
+// thread of the sandbox, and take their callers' signals meanwhile (see
+// slotWatch).
+type Places struct {
+	tokens chan struct{}
+	// observed: the calls are the observer's, which only look and let the
+	// call go on; one whose caller has a signal to take goes on unlooked
+	// at rather than fail.
+	observed bool
+}
 
-var offLoopTokens = make(chan struct{}, offLoopCalls)
+// newPlaces makes n places for calls that are refused or made by pid 1: a
+// caller with a signal to take while it waits has its call restart or
+// fail with EINTR, as a blocking call would.
+func newPlaces(n int) *Places { return &Places{tokens: make(chan struct{}, n)} }
 
-// offLoopSlot takes a place for the call r answers, made by thread tid;
-// false when the call was answered meanwhile: its caller took a signal
-// (the call restarts, or fails with EINTR, as a blocking call would), or
-// is gone. A caller of a killable-only listener takes no signal while it
-// waits; this wait must let it (see slotWatch).
-func offLoopSlot(tid int, r Reply) bool {
+// NewObserverPlaces makes n places for calls that pid 1 only looks at
+// (Continue): a caller with a signal to take goes on with its call, not
+// looked at, so that a call the kernel would make without waiting (an
+// open, a rename) never fails with EINTR for having waited for pid 1.
+func NewObserverPlaces(n int) *Places {
+	return &Places{tokens: make(chan struct{}, n), observed: true}
+}
+
+// childCalls bounds the children's calls (their network, their refusals)
+// answered off the loop at once.
+const childCalls = 64
+
+var childPlaces = newPlaces(childCalls)
+
+// Take takes a place for the call r answers, made by thread tid; false
+// when the call was answered meanwhile (its caller took a signal, see
+// newPlaces and NewObserverPlaces) or is gone. A caller of a
+// killable-only listener takes no signal while it waits; this wait must
+// let it (see slotWatch). A place taken is given back with Release.
+func (p *Places) Take(tid int, r Reply) bool {
 	select {
-	case offLoopTokens <- struct{}{}:
+	case p.tokens <- struct{}{}:
 		return true
 	default:
 	}
-	w := &slotWaiter{tid: tid, r: r, answered: make(chan struct{})}
+	w := &slotWaiter{tid: tid, r: r, observed: p.observed, answered: make(chan struct{})}
 	waiting.add(w)
 	defer waiting.remove(w)
 	select {
-	case offLoopTokens <- struct{}{}:
+	case p.tokens <- struct{}{}:
 		if w.take() {
 			return true
 		}
-		<-offLoopTokens // answered by the watch at the same time
+		<-p.tokens // answered by the watch at the same time
 		return false
 	case <-w.answered:
 		return false
 	}
 }
 
+// Release gives back a place Take took.
+func (p *Places) Release() { <-p.tokens }
+
 // slotWaiter is a call waiting for a place off the loop.
 type slotWaiter struct {
-	tid int
-	r   Reply
-	sig SignalWatch
+	tid      int
+	r        Reply
+	sig      SignalWatch
+	observed bool // an observer's call: it goes on rather than fail (NewObserverPlaces)
 
 	mu       sync.Mutex
 	done     bool          // it took a place, or the watch answered it
@@ -921,7 +954,10 @@ func (w *slotWaiter) look() {
 	}
 	w.done = true
 	w.mu.Unlock()
-	if e != 0 {
+	switch {
+	case e != 0 && w.observed:
+		_ = w.r.Continue()
+	case e != 0:
 		_ = w.r.Return(0, e)
 	}
 	close(w.answered)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -46,14 +48,20 @@ type Watch struct {
 	dirs map[fileID]watched
 	// files are the masks and protected files themselves.
 	files map[fileID]watched
-	// workers holds a token for each path resolution under way; the
-	// command's own threads have tokens of their own (ownWorkers), so that
-	// its calls never wait behind a flood of its children's.
-	workers, ownWorkers chan struct{}
+	// places bounds the looks under way at once; the command's own
+	// threads have places of their own (ownPlaces), so that its calls
+	// never wait behind a flood of its children's.
+	places, ownPlaces *seccomp.Places
 	// own tells the command's threads (nil: nobody's are told apart).
 	own func(tid int) bool
 	// procDev is /proc's device: a directory there is resolved by walking.
 	procDev uint64
+	// born is when w was made; slowUntil, a time since born (see now), is
+	// when the looks come back onto the loop (see Seen), and looking when
+	// the look on the loop under way started (0: none).
+	born               time.Time
+	slowUntil, looking atomic.Int64
+	slowFor            time.Duration
 }
 
 // SetOwn tells w the command's threads, whose calls are resolved apart
@@ -69,7 +77,7 @@ const maxProtectedDirs = 4096
 // sees them now (identities are read here, once).
 func New(arch seccomp.Arch, masks []policy.Mask, protected []initcfg.Watched) *Watch {
 	w := &Watch{arch: arch, names: map[nameKey]watched{}, dirs: map[fileID]watched{}, files: map[fileID]watched{},
-		workers: make(chan struct{}, observerWorkers), ownWorkers: make(chan struct{}, observerOwnWorkers)}
+		places: seccomp.NewObserverPlaces(observerPlaces), ownPlaces: seccomp.NewObserverPlaces(observerOwnPlaces), born: time.Now(), slowFor: slowFor}
 	if id, ok := statID("/proc", true); ok {
 		w.procDev = id.dev
 	}
@@ -146,42 +154,95 @@ var follows = map[string]bool{"open": true, "openat": true, "creat": true, "trun
 
 // Seen says whether n is one of the observer's syscalls (not the network
 // supervisor's), and then answers it through r (the syscall goes on) once
-// it has logged it if it names a denied or protected path. The paths are
-// resolved by a pool of workers, not by the loop that receives the
-// notifications: a path made to cost a resolution much (deep, through
-// many links) holds its own syscall, not every other process's.
+// it has logged it if it names a denied or protected path.
+//
+// Most paths are read and resolved here, on the loop that receives the
+// notifications, at the cost of a statx or two: handing each call to
+// another thread would cost every file call of the sandbox about 20 µs
+// more. But reading the path waits for the caller's memory map, which a
+// child can keep busy (forking from many threads with gigabytes mapped),
+// and that loop answers every other call, the command's included. So a
+// look here that takes longer than slowLook (or one that the loop's watch
+// leaves behind: it is still timed when it ends) makes every call for the
+// next slowFor, and as long as looks stay slow, be looked at off the
+// loop: however many threads a child makes its calls from, the loop waits
+// for one of them at a time, and then not again until the looks are fast
+// for slowFor. Off the loop, and for the paths that must be walked one
+// component at a time (deep, through links: made to be costly, they hold
+// their own call, not every other process's), the looks under way at once
+// are bounded (one waiting goroutine for each blocked thread of the
+// sandbox beyond), the command's own apart from its children's, so that
+// its calls never wait behind a flood of theirs.
 func (w *Watch) Seen(v *violations.Log, n seccomp.Notification, r seccomp.Reply) bool {
 	name := seccomp.SyscallName(w.arch, n.Nr)
 	if _, ok := pathArgs[name]; !ok {
 		return false
 	}
-	// Most paths the kernel resolves from here as the caller would: done
-	// here, at the cost of a statx or two.
-	if w.check(v, n, name, false) {
-		_ = r.Continue()
-		return true
+	if !w.slow() {
+		start := w.now()
+		w.looking.Store(int64(start))
+		sure := w.check(v, n, name, false)
+		w.looking.CompareAndSwap(int64(start), 0)
+		w.timed(start)
+		if sure {
+			_ = r.Continue()
+			return true
+		}
 	}
-	// Never here: the loop answers every other call, the command's
-	// included. A call waits for a token (one waiting goroutine per
-	// blocked thread of the sandbox, so they are as many as its threads).
-	tokens := w.workers
+	places := w.places
 	if w.own != nil && w.own(n.Pid) {
-		tokens = w.ownWorkers
+		places = w.ownPlaces
 	}
-	go func() {
-		tokens <- struct{}{}
-		defer func() { <-tokens }()
+	r.OffLoop(func() {
+		if !places.Take(n.Pid, r) {
+			return // answered meanwhile: its caller had a signal to take, or is gone
+		}
+		defer places.Release()
+		start := w.now()
 		w.check(v, n, name, true)
+		w.timed(start)
 		_ = r.Continue()
-	}()
+	})
 	return true
 }
 
-// observerWorkers bounds the goroutines resolving paths at once, and
-// observerOwnWorkers those resolving the command's own.
+// slowLook is how long a look may take before the looks go off the loop
+// for slowFor (see Seen): reading a path and a statx or two take a few
+// microseconds, a wait for a busy memory map milliseconds to seconds.
 const (
-	observerWorkers    = 16
-	observerOwnWorkers = 4
+	slowLook = time.Millisecond
+	slowFor  = time.Second
+)
+
+// now is the time since w was made, never 0.
+func (w *Watch) now() time.Duration { return time.Since(w.born) + 1 }
+
+// slow says whether a look that starts now goes off the loop: the looks
+// were slow lately, or one on the loop has been under way for longer than
+// slowLook (its turn left behind, or about to be: the calls after it must
+// not wait for it, each in turn).
+func (w *Watch) slow() bool {
+	now := w.now()
+	if l := time.Duration(w.looking.Load()); l != 0 && now-l > slowLook {
+		w.slowUntil.Store(int64(now + w.slowFor))
+		return true
+	}
+	return now < time.Duration(w.slowUntil.Load())
+}
+
+// timed notes a look that started at start: one slower than slowLook
+// sends the looks off the loop for slowFor from now.
+func (w *Watch) timed(start time.Duration) {
+	if now := w.now(); now-start > slowLook {
+		w.slowUntil.Store(int64(now + w.slowFor))
+	}
+}
+
+// observerPlaces bounds the children's calls looked at at once, and
+// observerOwnPlaces the command's own.
+const (
+	observerPlaces    = 32
+	observerOwnPlaces = 8
 )
 
 // check logs n when it names a denied or protected path. Without walk it
@@ -529,8 +590,14 @@ func fdID(dir int, name string, follow bool) (fileID, bool) {
 	return fileID{unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}, true
 }
 
+// testHookReadPath, when set, runs as readPath starts.
+var testHookReadPath func()
+
 // readPath reads the NUL-terminated path at addr in tid's memory.
 func readPath(tid int, addr uint64) (string, bool) {
+	if testHookReadPath != nil {
+		testHookReadPath()
+	}
 	if addr == 0 {
 		return "", false
 	}
