@@ -922,3 +922,110 @@ func testChildAnswersOffLoop(t *testing.T, where string) {
 		t.Errorf("helper: %v; stderr:\n%s", err, stderr.Bytes())
 	}
 }
+
+// A poll of the listener that says POLLERR and not POLLHUP (the kernel
+// could not take the filter's lock: a signal of the supervisor's thread
+// interrupted its wait, which a child can cause) does not end the
+// supervisor: the helper's call pending then is still answered.
+func TestKernelPollErrIsNotTheEnd(t *testing.T) {
+	requireSeccomp(t)
+	var faked atomic.Int32
+	hook := func(rev *int16) {
+		if *rev&unix.POLLIN != 0 && faked.Add(1) <= 3 {
+			*rev = unix.POLLERR
+		}
+	}
+	testHookPolled.Store(&hook)
+	defer testHookPolled.Store(nil)
+	testAnsweredThrough(t, func(h *helperProc, stop chan struct{}) error {
+		return SuperviseUntil(h.listener, stop, AllowThreadGroup(h.cmd.Process.Pid), nil)
+	})
+	if faked.Load() == 0 {
+		t.Fatal("no poll said POLLIN: the test tested nothing")
+	}
+}
+
+// SECCOMP_IOCTL_NOTIF_ID_VALID failing with EINTR (the kernel's wait for
+// the filter's lock interrupted by a signal) says nothing of the call: the
+// supervisor asks again, neither ending nor taking the call for gone.
+func TestKernelIDValidInterrupted(t *testing.T) {
+	requireSeccomp(t)
+	var interrupted atomic.Int32
+	interrupt := func() {
+		var calls atomic.Int32
+		hook := func() error {
+			if calls.Add(1)%2 == 1 { // the first ask of each, and every other one
+				interrupted.Add(1)
+				return unix.EINTR
+			}
+			return nil
+		}
+		testHookIDValid.Store(&hook)
+	}
+	defer testHookIDValid.Store(nil)
+	t.Run("loop", func(t *testing.T) {
+		interrupt()
+		testAnsweredThrough(t, func(h *helperProc, stop chan struct{}) error {
+			return SuperviseUntil(h.listener, stop, AllowThreadGroup(h.cmd.Process.Pid), nil)
+		})
+	})
+	t.Run("valid", func(t *testing.T) {
+		interrupt()
+		testAnsweredThrough(t, func(h *helperProc, stop chan struct{}) error {
+			return ObserveUntil(h.listener, stop, func(n Notification, r Reply) {
+				if !r.Valid() {
+					t.Error("a pending call taken for gone")
+					return
+				}
+				_ = r.Continue()
+			})
+		})
+	})
+	if interrupted.Load() < 2 {
+		t.Fatal("SECCOMP_IOCTL_NOTIF_ID_VALID not interrupted in each: the test tested nothing")
+	}
+}
+
+// testAnsweredThrough runs the one-call helper under supervise and fails
+// unless its call is answered before supervise returns.
+func testAnsweredThrough(t *testing.T, supervise func(h *helperProc, stop chan struct{}) error) {
+	t.Helper()
+	h := startHelper(t, "one-call", 60*time.Second)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- supervise(h, stop) }()
+	ended := false
+	defer func() {
+		// The supervisor's goroutines read the test's hooks: ended before
+		// the test resets them.
+		close(stop)
+		if !ended {
+			<-done
+		}
+	}()
+	said := make(chan byte, 1)
+	go func() {
+		buf := make([]byte, 1)
+		if n, _ := unix.Read(h.end, buf); n == 1 {
+			said <- buf[0]
+		}
+		close(said)
+	}()
+	select {
+	case b := <-said:
+		if b != 'D' {
+			t.Fatalf("the helper said %q, want D; stderr:\n%s", b, h.stderr.Bytes())
+		}
+	case err := <-done:
+		ended = true
+		t.Fatalf("the supervisor ended (%v) with the helper's call unanswered", err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the helper's call was not answered; stderr:\n%s", h.stderr.Bytes())
+	}
+	if _, err := unix.Write(h.end, []byte{'Q'}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.wait(); err != nil {
+		t.Errorf("helper: %v; stderr:\n%s", err, h.stderr.Bytes())
+	}
+}

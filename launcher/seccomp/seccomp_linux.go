@@ -408,9 +408,31 @@ func DetachedReply() Reply { return Reply{listener: -1} }
 // still blocked in the syscall, so its pid (and what was read of it since
 // the notification arrived) still belongs to it.
 func (r Reply) Valid() bool {
-	id := r.id
-	return ioctlPtr(r.listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+	return idValid(r.listener, r.id) == nil
 }
+
+// idValid asks whether notification id is still pending: nil when it is,
+// ENOENT when it is not. The kernel takes the filter's lock with a wait
+// that a signal of this thread's interrupts (EINTR): asked again, since
+// that says nothing of the call.
+func idValid(listener int, id uint64) error {
+	for {
+		var err error
+		if hook := testHookIDValid.Load(); hook != nil {
+			err = (*hook)()
+		}
+		if err == nil {
+			err = ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id))
+		}
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// testHookIDValid, when set, runs before each SECCOMP_IOCTL_NOTIF_ID_VALID;
+// an error it returns stands for the ioctl's. Atomic, as testHookPolled.
+var testHookIDValid atomic.Pointer[func() error]
 
 // Return makes the syscall return val, or fail with errno when errno is
 // not 0. A caller gone meanwhile is not an error.
@@ -555,16 +577,23 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 				result <- nil
 				return
 			}
+			if hook := testHookPolled.Load(); hook != nil {
+				(*hook)(&fds[0].Revents)
+			}
 			rev := fds[0].Revents
 			if rev&unix.POLLNVAL != 0 {
 				result <- fmt.Errorf("seccomp: listener fd %d is not open", listener)
 				return
 			}
 			if rev&unix.POLLIN == 0 {
-				if rev&(unix.POLLHUP|unix.POLLERR) != 0 {
+				if rev&unix.POLLHUP != 0 {
 					result <- nil // no task uses the filter any more
 					return
 				}
+				// POLLERR alone is no end: the kernel could not take
+				// the filter's lock, its wait interrupted by a signal of
+				// this thread's (which a child can send pid 1, while its
+				// pending calls keep the lock busy). Poll again.
 				continue
 			}
 			// POLLIN: a notification is pending, so RECV does not block (it
@@ -703,6 +732,11 @@ func ioctlPtr(fd int, req uint, p unsafe.Pointer) error {
 // and its RECV.
 var testHookBeforeReceive func()
 
+// testHookPolled, when set, sees (and may change) what poll said of the
+// listener. Atomic: a turn left behind by an earlier test's supervisor may
+// still run when a test sets it.
+var testHookPolled atomic.Pointer[func(revents *int16)]
+
 // receive takes the pending notification; false when its caller was
 // interrupted or died meanwhile.
 func receive(listener int) (Notification, bool, error) {
@@ -728,8 +762,7 @@ func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) boo
 
 	ok := n.Pid > 0 && allow != nil && allow(n.Pid)
 
-	id := n.ID
-	if err := ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)); err != nil {
+	if err := idValid(listener, n.ID); err != nil {
 		if err == unix.ENOENT {
 			return nil // the caller is gone: its tid may have been recycled
 		}
