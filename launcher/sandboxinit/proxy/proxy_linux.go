@@ -388,6 +388,15 @@ func splice(dst, src int) bool {
 			return false
 		}
 		first = false
+		if err == nil && n == 0 && !atEOF(src) {
+			// What is there is moved through this process once: a
+			// splice that returned 0 for it again (urgent data, the
+			// kernel says) must not make this spin.
+			if !copyOnce(dst, src) {
+				return true
+			}
+			continue
+		}
 		if err != nil || n == 0 {
 			return true
 		}
@@ -401,6 +410,36 @@ func splice(dst, src int) bool {
 			}
 			n -= m
 		}
+	}
+}
+
+// atEOF says whether src, a socket a splice just read nothing from, has
+// reached its end. A splice from a TCP socket can return 0 with the peer
+// still there: when data arrives after the kernel found the queue empty
+// and before it looked again, it stops rather than loop (tcp_splice_read),
+// and the caller takes the 0 for the end. A look without waiting tells
+// them apart: data, or nothing yet, is no end.
+func atEOF(src int) bool {
+	var b [1]byte
+	for {
+		n, _, err := unix.Recvfrom(src, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 0 || err != nil && err != unix.EAGAIN
+	}
+}
+
+// copyOnce moves what one read of src gives to dst; false at src's end or
+// on an error.
+func copyOnce(dst, src int) bool {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(src, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0 && writeAll(dst, buf[:n]) == nil
 	}
 }
 
@@ -767,7 +806,15 @@ func queryDNS(srv netip.Addr, name dnsmessage.Name, t dnsmessage.Type) ([]netip.
 // sandbox holds: its inode, from /proc/net/tcp, among the descriptors of
 // /proc/PID/fd (this /proc shows the sandbox's processes only).
 func fromSandbox(c, port int) bool {
-	return clientHolder(c, port, "/proc/net/tcp") > 0
+	// Looked for again before a client is turned away: /proc/net/tcp is
+	// made in pieces as it is read, from a table other processes change
+	// meanwhile, and a line can be missed.
+	for range 3 {
+		if clientHolder(c, port, "/proc/net/tcp") > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // clientHolder is the pid of a process of this sandbox holding the client

@@ -122,3 +122,66 @@ func TestAwaitConnectedFinishesAConnectInProgress(t *testing.T) {
 		unix.Close(fd)
 	}
 }
+
+// atEOF tells a splice's 0 at the end of a connection from one with the
+// peer still there (nothing sent yet, or data that came just too late for
+// the splice): only the first ends the copy.
+func TestAtEOF(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	peer, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func() (eof bool) {
+		if err := raw.Control(func(fd uintptr) { eof = atEOF(int(fd)) }); err != nil {
+			t.Fatal(err)
+		}
+		return eof
+	}
+	if at() {
+		t.Fatal("a connection with nothing sent yet taken for ended")
+	}
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the byte (the condition, not a time), then look.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var n int
+		_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the byte never arrived")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if at() {
+		t.Fatal("a connection with data waiting taken for ended")
+	}
+	buf := make([]byte, 1)
+	if _, err := c.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	peer.(*net.TCPConn).CloseWrite()
+	for deadline := time.Now().Add(10 * time.Second); !at(); {
+		if time.Now().After(deadline) {
+			t.Fatal("a connection its peer ended never taken for ended")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
