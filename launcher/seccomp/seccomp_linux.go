@@ -634,6 +634,17 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 				return
 			}
 			if answer != nil {
+				if pending(listener) {
+					// More calls wait to be received: receive them first,
+					// each answer in a goroutine of its own. Handing the
+					// loop over for each would let a child that floods
+					// pid 1 from many threads keep the kernel's queue as
+					// long as its threads, and a call of the command's
+					// that a signal interrupts before it is received
+					// starts again at the back of that queue.
+					go answer()
+					continue
+				}
 				go loop()
 				answer()
 				return
@@ -642,6 +653,13 @@ func SuperviseChildren(listener int, stop <-chan struct{}, allow func(tid int) b
 	}
 	go loop()
 	return <-result
+}
+
+// pending says whether a notification waits on listener to be received.
+func pending(listener int) bool {
+	fds := []unix.PollFd{{Fd: int32(listener), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 1 && fds[0].Revents&unix.POLLIN != 0
 }
 
 // turnWatch keeps the supervisor's loop from being held by one turn: the
