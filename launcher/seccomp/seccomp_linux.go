@@ -949,10 +949,16 @@ func (s *slotWatch) remove(w *slotWaiter) {
 	defer s.mu.Unlock()
 	for i, x := range s.waiters {
 		if x == w {
+			// In order, the turn's place kept: moving the last waiter
+			// into the gap could move it behind the turn, to be looked
+			// at only a round later.
 			last := len(s.waiters) - 1
-			s.waiters[i] = s.waiters[last]
+			copy(s.waiters[i:], s.waiters[i+1:])
 			s.waiters[last] = nil
 			s.waiters = s.waiters[:last]
+			if i < s.next {
+				s.next--
+			}
 			return
 		}
 	}

@@ -42,3 +42,41 @@ func TestSlotWatchBatchBounded(t *testing.T) {
 		t.Fatalf("with none waiting: a turn looks at %d, running %v; want 0, stopped", len(b), s.running)
 	}
 }
+
+// A call that stops waiting takes none of the others' turns away: every
+// call not looked at yet in a round is looked at before any is looked at
+// again, whichever calls leave meanwhile.
+func TestSlotWatchRemoveKeepsTurns(t *testing.T) {
+	var s slotWatch
+	s.running = true // no goroutine: the test takes the turns
+	const n = 2*slotLooks + 3
+	ws := make([]*slotWaiter, n)
+	for i := range ws {
+		ws[i] = &slotWaiter{tid: i}
+		s.waiters = append(s.waiters, ws[i])
+	}
+	round := map[*slotWaiter]bool{}
+	for _, w := range s.batch(nil) {
+		round[w] = true
+	}
+	// One looked at this round leaves, and one not looked at yet.
+	gone := map[*slotWaiter]bool{ws[3]: true, ws[slotLooks+1]: true}
+	for w := range gone {
+		s.remove(w)
+		delete(round, w)
+	}
+	for turns := 0; len(round) < n-len(gone); turns++ {
+		if turns > 3 {
+			t.Fatalf("after %d turns only %d of %d calls looked at this round", turns, len(round), n-len(gone))
+		}
+		for _, w := range s.batch(nil) {
+			if gone[w] {
+				t.Fatalf("a call that left (tid %d) looked at", w.tid)
+			}
+			if round[w] && len(round) < n-len(gone) {
+				t.Fatalf("tid %d looked at again with %d calls of the round not looked at yet", w.tid, n-len(gone)-len(round))
+			}
+			round[w] = true
+		}
+	}
+}
