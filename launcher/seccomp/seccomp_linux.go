@@ -375,8 +375,9 @@ type loopTurn struct {
 // notification over (from SuperviseChildren's child and observe), answer
 // runs at once on the loop's own thread, and the loop goes on in a
 // goroutine of its own: no thread has to wake up for answer, and an idle
-// thread takes the loop up should answer block. Called later, answer runs
-// in a goroutine of its own.
+// thread takes the loop up should answer block. When more notifications
+// wait to be received, or when called later, answer runs in a goroutine
+// of its own.
 func (r Reply) OffLoop(answer func()) {
 	if t := r.turn; t != nil {
 		t.mu.Lock()
