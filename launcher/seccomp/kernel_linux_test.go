@@ -1029,3 +1029,69 @@ func testAnsweredThrough(t *testing.T, supervise func(h *helperProc, stop chan s
 		t.Errorf("helper: %v; stderr:\n%s", err, h.stderr.Bytes())
 	}
 }
+
+// An observer's call waiting for a place gives way to a signal of its
+// thread's without going on unlooked at: the call is made again after the
+// handler (ERESTARTNOINTR), looked at afresh, and then goes on; it never
+// fails with EINTR.
+func TestKernelObservedWaitRestartsOnSignal(t *testing.T) {
+	requireSeccomp(t)
+	if !KillableRecv() {
+		t.Skip("no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19): a waiting caller takes its signals")
+	}
+	places := NewObserverPlaces(1)
+	places.tokens <- struct{}{} // every place taken
+	held := true
+	defer func() {
+		if held {
+			places.Release()
+		}
+	}()
+	h := startHelper(t, "slot-signal", 30*time.Second)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	var looks atomic.Int32
+	go func() {
+		done <- ObserveUntil(h.listener, stop, func(n Notification, r Reply) {
+			looks.Add(1)
+			r.OffLoop(func() {
+				if !places.Take(n.Pid, r) {
+					return
+				}
+				defer places.Release()
+				_ = r.Continue()
+			})
+		})
+	}()
+	defer func() {
+		close(stop)
+		<-done
+	}()
+	tid, err := strconv.Atoi(h.msg)
+	if err != nil {
+		t.Fatalf("the helper's tid: %q", h.msg)
+	}
+	waitFor(t, 10*time.Second, "the helper's call looked at", func() bool { return looks.Load() == 1 })
+	if err := unix.Tgkill(h.cmd.Process.Pid, tid, unix.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 16)
+	pfd := []unix.PollFd{{Fd: int32(h.end), Events: unix.POLLIN}}
+	waitFor(t, 10*time.Second, "the signal handled while the call waits for a place", func() bool {
+		n, _ := unix.Poll(pfd, 100)
+		return n == 1
+	})
+	if n, err := unix.Read(h.end, b[:1]); n != 1 || err != nil || b[0] != 'S' {
+		t.Fatalf("read %q, %v; want S (the signal handled before the call returned); stderr:\n%s", b[:n], err, h.stderr.Bytes())
+	}
+	waitFor(t, 10*time.Second, "the call made again and looked at again", func() bool { return looks.Load() == 2 })
+	held = false
+	places.Release()
+	n, err := unix.Read(h.end, b)
+	if err != nil || string(b[:n]) != "Dok" {
+		t.Fatalf("read %q, %v; want Dok (the call made again, and gone on); stderr:\n%s", b[:n], err, h.stderr.Bytes())
+	}
+	if err := h.wait(); err != nil {
+		t.Errorf("helper: %v; stderr:\n%s", err, h.stderr.Bytes())
+	}
+}

@@ -68,6 +68,12 @@ func KillableRecv() bool {
 // one it would reach the program as errno 512.
 const ErrRestart = unix.Errno(512)
 
+// errRestartNoIntr is ERESTARTNOINTR as a notified call's answer: the
+// kernel runs the caller's signal handler and makes the call again, never
+// failing it with EINTR. Only for a caller with a signal to take, as
+// ErrRestart.
+const errRestartNoIntr = unix.Errno(513)
+
 // SignalWatch is a look, repeated while a notified call waits for pid 1,
 // at its caller's signals; a caller of a killable-only listener (see
 // InstallWithKillableListener) takes none while it waits.
@@ -839,8 +845,8 @@ func handleOne(listener int, n Notification, turn *loopTurn, allow func(int) boo
 type Places struct {
 	tokens chan struct{}
 	// observed: the calls are the observer's, which only look and let the
-	// call go on; one whose caller has a signal to take goes on unlooked
-	// at rather than fail.
+	// call go on; one whose caller has a signal to take is made again
+	// rather than fail (see NewObserverPlaces).
 	observed bool
 }
 
@@ -850,9 +856,10 @@ type Places struct {
 func newPlaces(n int) *Places { return &Places{tokens: make(chan struct{}, n)} }
 
 // NewObserverPlaces makes n places for calls that pid 1 only looks at
-// (Continue): a caller with a signal to take goes on with its call, not
-// looked at, so that a call the kernel would make without waiting (an
-// open, a rename) never fails with EINTR for having waited for pid 1.
+// (Continue): a caller with a signal of its thread's to take has its call
+// made again after the handler (and looked at then), so that a call the
+// kernel would make without waiting (an open, a rename) never fails with
+// EINTR for having waited for pid 1, nor goes on unlooked at.
 func NewObserverPlaces(n int) *Places {
 	return &Places{tokens: make(chan struct{}, n), observed: true}
 }
@@ -897,7 +904,7 @@ type slotWaiter struct {
 	tid      int
 	r        Reply
 	sig      SignalWatch
-	observed bool // an observer's call: it goes on rather than fail (NewObserverPlaces)
+	observed bool // an observer's call: made again rather than fail (NewObserverPlaces)
 
 	mu       sync.Mutex
 	done     bool          // it took a place, or the watch answered it
@@ -1001,7 +1008,19 @@ func (s *slotWatch) batch(dst []*slotWaiter) []*slotWaiter {
 func (w *slotWaiter) look() {
 	var e unix.Errno
 	if w.r.Valid() {
-		if e = w.sig.Check(w.tid); e == 0 {
+		e = w.sig.Check(w.tid)
+		if w.observed {
+			// Never answered unlooked at: a signal of its thread's makes
+			// the call run again after the handler, whatever SA_RESTART
+			// says, and be looked at afresh; one of its process's that
+			// another thread may take leaves it waiting.
+			if e == ErrRestart {
+				e = errRestartNoIntr
+			} else {
+				e = 0
+			}
+		}
+		if e == 0 {
 			return
 		}
 	}
@@ -1012,10 +1031,7 @@ func (w *slotWaiter) look() {
 	}
 	w.done = true
 	w.mu.Unlock()
-	switch {
-	case e != 0 && w.observed:
-		_ = w.r.Continue()
-	case e != 0:
+	if e != 0 {
 		_ = w.r.Return(0, e)
 	}
 	close(w.answered)
