@@ -379,6 +379,7 @@ func splice(dst, src int) bool {
 	defer unix.Close(p[1])
 	_, _ = unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, spliceChunk)
 	first := true
+	var buf []byte // for copyOnce, made when first needed
 	for {
 		n, err := unix.Splice(src, nil, p[1], nil, spliceChunk, unix.SPLICE_F_MOVE|unix.SPLICE_F_MORE)
 		if err == unix.EINTR {
@@ -388,11 +389,19 @@ func splice(dst, src int) bool {
 			return false
 		}
 		first = false
-		if err == nil && n == 0 && !atEOF(src) {
-			// What is there is moved through this process once: a
-			// splice that returned 0 for it again (urgent data, the
-			// kernel says) must not make this spin.
-			if !copyOnce(dst, src) {
+		if err == nil && n == 0 {
+			// A splice from a TCP socket can return 0 with the
+			// connection still open: when data is queued that it does
+			// not take (urgent data, by tcp_splice_read's comment). One
+			// read tells: it returns 0 only at the end, and otherwise
+			// moves what is there through this process (consuming an
+			// urgent byte a splice stops at, which a socket closed with
+			// it unread would answer with a reset, cutting off what is
+			// still being sent the other way); then splicing goes on.
+			if buf == nil {
+				buf = make([]byte, 64<<10)
+			}
+			if !copyOnce(dst, src, buf) {
 				return true
 			}
 			continue
@@ -413,27 +422,9 @@ func splice(dst, src int) bool {
 	}
 }
 
-// atEOF says whether src, a socket a splice just read nothing from, has
-// reached its end. A splice from a TCP socket can return 0 with the peer
-// still there: when data arrives after the kernel found the queue empty
-// and before it looked again, it stops rather than loop (tcp_splice_read),
-// and the caller takes the 0 for the end. A look without waiting tells
-// them apart: data, or nothing yet, is no end.
-func atEOF(src int) bool {
-	var b [1]byte
-	for {
-		n, _, err := unix.Recvfrom(src, b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		if err == unix.EINTR {
-			continue
-		}
-		return err == nil && n == 0 || err != nil && err != unix.EAGAIN
-	}
-}
-
-// copyOnce moves what one read of src gives to dst; false at src's end or
-// on an error.
-func copyOnce(dst, src int) bool {
-	buf := make([]byte, 64<<10)
+// copyOnce moves what one read of src into buf gives to dst; false at
+// src's end or on an error.
+func copyOnce(dst, src int, buf []byte) bool {
 	for {
 		n, err := unix.Read(src, buf)
 		if err == unix.EINTR {

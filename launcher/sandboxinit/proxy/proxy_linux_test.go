@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"io"
 	"net"
 	"net/netip"
 	"strings"
@@ -123,65 +124,77 @@ func TestAwaitConnectedFinishesAConnectInProgress(t *testing.T) {
 	}
 }
 
-// atEOF tells a splice's 0 at the end of a connection from one with the
-// peer still there (nothing sent yet, or data that came just too late for
-// the splice): only the first ends the copy.
-func TestAtEOF(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	peer, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
-	c, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	raw, err := c.(*net.TCPConn).SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func() (eof bool) {
-		if err := raw.Control(func(fd uintptr) { eof = atEOF(int(fd)) }); err != nil {
+// An urgent byte last before the peer's end is no end of the copy, and is
+// taken off the socket: a splice stops at it and returns 0, and a socket
+// closed with it unread answers the peer with a reset, which cuts off what
+// the proxy is still sending the other way.
+func TestSpliceUrgentLastByte(t *testing.T) {
+	pair := func() (ours, theirs *net.TCPConn) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
 			t.Fatal(err)
 		}
-		return eof
+		defer l.Close()
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.(*net.TCPConn), c.(*net.TCPConn)
 	}
-	if at() {
-		t.Fatal("a connection with nothing sent yet taken for ended")
+	fdOf := func(c *net.TCPConn) int {
+		f, err := c.File() // a blocking copy, as the proxy's sockets are
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return int(f.Fd())
 	}
-	if _, err := peer.Write([]byte("x")); err != nil {
+	src, peer := pair()
+	dst, reader := pair()
+	defer peer.Close()
+	defer reader.Close()
+	srcFd, dstFd := fdOf(src), fdOf(dst)
+	src.Close() // the copies in fdOf hold the sockets
+	dst.Close()
+
+	raw, err := peer.SyscallConn()
+	if err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the byte (the condition, not a time), then look.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var n int
-		_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the byte never arrived")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if at() {
-		t.Fatal("a connection with data waiting taken for ended")
-	}
-	buf := make([]byte, 1)
-	if _, err := c.Read(buf); err != nil {
+	if _, err := peer.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	peer.(*net.TCPConn).CloseWrite()
-	for deadline := time.Now().Add(10 * time.Second); !at(); {
-		if time.Now().After(deadline) {
-			t.Fatal("a connection its peer ended never taken for ended")
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = unix.Sendto(int(fd), []byte("!"), unix.MSG_OOB, nil) }); err != nil || serr != nil {
+		t.Fatal(err, serr)
+	}
+	if err := peer.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan bool, 1)
+	go func() { ended <- splice(dstFd, srcFd) }()
+	select {
+	case ok := <-ended:
+		if !ok {
+			t.Fatal("splice could not be used")
 		}
-		time.Sleep(time.Millisecond)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the copy did not end at the peer's end")
+	}
+	_ = unix.Shutdown(dstFd, unix.SHUT_WR)
+	got := make([]byte, 64)
+	n, _ := io.ReadFull(reader, got)
+	if string(got[:n]) != "hello" {
+		t.Fatalf("copied %q, want hello", got[:n])
+	}
+	// Closed now, as the proxy closes it: the peer sees an end, not a reset.
+	unix.Close(srcFd)
+	peer.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := peer.Read(got); err != io.EOF {
+		t.Fatalf("the peer read %v after the proxy closed its socket, want EOF (a reset means the urgent byte was left unread)", err)
 	}
 }
