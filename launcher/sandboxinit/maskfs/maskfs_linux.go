@@ -105,6 +105,10 @@ type fuseServer struct {
 	// touched runs at the first touch of a mask (nil: nothing to run).
 	touched     func()
 	touchedOnce sync.Once
+	// log is the run's violation log where this server shares a process
+	// with it (pid 1 serving the masks itself), once Watch has it; nil
+	// otherwise. Past its cap a touch is only counted there.
+	log *atomic.Pointer[violations.Log]
 }
 
 func (s *fuseServer) attr(node uint64) []byte {
@@ -228,7 +232,28 @@ func (s *fuseServer) initOut(in []byte) []byte {
 // init stage (its own checks are not violations): the operation is the
 // syscall tid is blocked in (it waits for this very answer). Two small
 // reads of /proc into buf: this is on the caller's path.
+//
+// Once the log takes no more lines (its cap: a git status over a
+// thousand committed masked files touches each of them three times), a
+// touch is only counted for its summary: what a line would say is not
+// read, and the caller waits for one lookup, not three reads of /proc.
 func (s *fuseServer) observe(tid int, m policy.Mask, buf []byte) {
+	if s.log != nil {
+		if l := s.log.Load(); l != nil && l.Full() {
+			// The init stage's own thread, exactly when its task
+			// directory lists tid (a thread of the sandbox's that
+			// reused the number is not listed there).
+			var st unix.Stat_t
+			if unix.Fstatat(unix.AT_FDCWD, "/proc/"+strconv.Itoa(s.setup)+"/task/"+strconv.Itoa(tid), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				return
+			}
+			if s.touched != nil {
+				s.touchedOnce.Do(s.touched)
+			}
+			l.Lost(1)
+			return
+		}
+	}
 	dir := "/proc/" + strconv.Itoa(tid)
 	comm, tgid := "?", -1
 	for _, line := range strings.SplitN(readProc(dir+"/status", buf), "\n", 8) {
@@ -396,7 +421,7 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 		observerPlaced = true
 		keptFDs = []int{conn, ch}
 		out := newSender(ch)
-		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: out.send}
+		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: out.send, log: &inProcessLog}
 		serveInProcess(s, out)
 		return 0, nil
 	}
@@ -517,6 +542,10 @@ func RunObserver(args []string) int {
 	return 0
 }
 
+// inProcessLog is the run's violation log, for the observer served from
+// this process (Watch sets it).
+var inProcessLog atomic.Pointer[violations.Log]
+
 // keptFDs are the descriptors an in-process observer keeps open (see
 // Kept).
 var keptFDs []int
@@ -619,6 +648,9 @@ type Reports struct {
 // the reading side down: what is queued is still read, then the end); when
 // the observer is gone before, it says so in the log.
 func Watch(fd int, v *violations.Log, stop <-chan struct{}) *Reports {
+	if keptFDs != nil {
+		inProcessLog.Store(v)
+	}
 	r := &Reports{done: make(chan struct{})}
 	stopped := make(chan struct{})
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -47,8 +48,11 @@ type Log struct {
 	netRefused int
 	netFirst   string
 	closed     bool // flushed: later violations are not logged
-	queue      chan eventlog.Event
-	written    chan struct{}
+	// full is set once no violation line can be queued any more (the cap,
+	// the byte bound, or the flush): see Full.
+	full    atomic.Bool
+	queue   chan eventlog.Event
+	written chan struct{}
 }
 
 const maxViolations = 100
@@ -146,6 +150,7 @@ func (v *Log) Flush() {
 		return
 	}
 	v.closed = true
+	v.full.Store(true)
 	if v.dropped > 0 {
 		ev := eventlog.Event{Time: eventlog.Now(), Event: "violation_summary", Profile: v.profile, Backend: v.backend,
 			Message: fmt.Sprintf("%d more violations were not logged (at most one a second per program, path and operation, and %d lines or %d KiB a run%s); %d %s logged", v.dropped, maxViolations, maxBytes>>10, map[bool]string{true: ": the size bound was reached", false: ""}[v.bytesHit], v.logged, map[bool]string{true: "was", false: "were"}[v.logged == 1])}
@@ -322,6 +327,7 @@ func (v *Log) queueEvent(key string, ev eventlog.Event) {
 	if v.size >= maxBytes {
 		v.dropped++
 		v.bytesHit = true
+		v.full.Store(true)
 		return
 	}
 	ev.Time, ev.Event, ev.Profile, ev.Backend = eventlog.Now(), "violation", v.profile, v.backend
@@ -338,6 +344,9 @@ func (v *Log) queueEvent(key string, ev eventlog.Event) {
 	v.size += len(line)
 	v.last[key] = now
 	v.logged++
+	if v.logged >= maxViolations || v.size >= maxBytes {
+		v.full.Store(true)
+	}
 	select {
 	case v.queue <- ev:
 	default:
@@ -356,6 +365,12 @@ func (v *Log) LogFile(fv File) {
 	v.queueEvent(fv.Comm+"/"+fv.Op+"/"+fv.Path, eventlog.Event{Command: fv.Comm, Exe: fv.Exe, Message: msg,
 		Op: fv.Op, Path: fv.Path, Entry: fv.Entry, Source: fv.Source})
 }
+
+// Full reports whether no violation line can be logged any more in this
+// run: the cap of lines or the byte bound is reached, or the log is
+// flushed. It stays so. Past it a violation is only counted (Lost), so
+// that whoever observes one can skip reading what a line would say.
+func (v *Log) Full() bool { return v.full.Load() }
 
 // Lost counts n violations that never reached the log.
 func (v *Log) Lost(n int) {

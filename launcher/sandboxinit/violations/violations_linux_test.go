@@ -42,6 +42,36 @@ func TestViolationLinesBounded(t *testing.T) {
 	}
 }
 
+// Full says when no line can be logged any more (a mask's observer then
+// only counts a touch): at the cap of lines, not before, and once flushed.
+func TestFullOnceNoLineCanBeLogged(t *testing.T) {
+	v := newTestLog(t)
+	for i := 0; i < maxViolations; i++ {
+		if v.Full() {
+			t.Fatalf("full after %d lines, before the cap of %d", i, maxViolations)
+		}
+		v.LogFile(File{Comm: "cat", Op: "open", Path: "/w/k" + strconv.Itoa(i) + ".key", Entry: "*.key"})
+	}
+	if !v.Full() || v.logged != maxViolations {
+		t.Fatalf("after %d lines: full %v, logged %d", maxViolations, v.Full(), v.logged)
+	}
+	v.LogFile(File{Comm: "cat", Op: "open", Path: "/w/late.key", Entry: "*.key"})
+	v.Lost(1)
+	if v.logged != maxViolations || v.dropped != 2 {
+		t.Errorf("past the cap: logged %d, dropped %d; want %d and 2", v.logged, v.dropped, maxViolations)
+	}
+
+	w := newTestLog(t)
+	w.LogFile(File{Comm: "cat", Op: "open", Path: "/w/.env", Entry: ".env"})
+	if w.Full() {
+		t.Fatal("full after one line")
+	}
+	w.Flush()
+	if !w.Full() {
+		t.Error("not full once flushed")
+	}
+}
+
 func TestClipBoundsTheJSONText(t *testing.T) {
 	for _, c := range []struct {
 		in    string
