@@ -14,6 +14,9 @@
 // opens them) and "tracked" (committed, so git status stats every one,
 // each a round trip to the mask observer). The tree is made once, outside
 // /tmp (which every profile may write).
+//
+// -before OLD times an earlier build too, observer on, in the same rounds;
+// -layout and -workload pick one of each (a substring of its name).
 package main
 
 import (
@@ -31,6 +34,9 @@ func main() {
 	bin := flag.String("bin", "grok-sandbox", "the grok-sandbox binary")
 	dir := flag.String("dir", "/var/tmp/violationbench", "a directory outside /tmp for the trees")
 	n := flag.Int("n", 15, "runs of each")
+	before := flag.String("before", "", "an earlier grok-sandbox build, timed with the observer on in the same rounds")
+	onlyLayout := flag.String("layout", "", "only the layout whose name holds this (ignored, tracked)")
+	onlyWork := flag.String("workload", "", "only the workload whose name holds this (rg, git)")
 	flag.Parse()
 	home := filepath.Join(*dir, "home")
 	if err := os.MkdirAll(filepath.Join(home, ".grok"), 0o700); err != nil {
@@ -41,6 +47,9 @@ func main() {
 		fail("%v", err)
 	}
 	for _, layout := range []string{"ignored", "tracked"} {
+		if !strings.Contains(layout, *onlyLayout) {
+			continue
+		}
 		tree := filepath.Join(*dir, layout)
 		if _, err := os.Stat(filepath.Join(tree, ".git")); err != nil {
 			if err := generate(tree, layout == "ignored"); err != nil {
@@ -54,12 +63,15 @@ func main() {
 			{"rg --files", []string{"rg", "--files", "--hidden", "-g", "!.git"}},
 			{"git status", []string{"git", "status", "--porcelain"}},
 		} {
+			if !strings.Contains(w.name, *onlyWork) {
+				continue
+			}
 			// The workload is timed inside the sandbox too (bash around
 			// it): a launch with thousands of pins costs bwrap more than
 			// the workload, and varies more.
 			timed := append([]string{"bash", "-c", `for i in 1 2 3 4 5; do a=$(date +%s%N); "$@" >/dev/null; b=$(date +%s%N); echo $((b-a)); done`, "bash"}, w.argv...)
-			run := func(observe string) (whole time.Duration, inside []time.Duration) {
-				cmd := exec.Command(*bin, append([]string{"run", "--profile", "bench", "--"}, timed...)...)
+			run := func(binary, observe string) (whole time.Duration, inside []time.Duration) {
+				cmd := exec.Command(binary, append([]string{"run", "--profile", "bench", "--"}, timed...)...)
 				cmd.Dir, cmd.Stderr = tree, os.Stderr
 				cmd.Env = append(os.Environ(), "HOME="+home, "GROK_HOME=", "GROK_SANDBOX_OBSERVE="+observe)
 				start := time.Now()
@@ -77,22 +89,47 @@ func main() {
 				}
 				return whole, inside
 			}
-			run("")
-			run("off")
-			var on, off, onIn, offIn []time.Duration
+			modes := []string{"on", "off"}
+			if *before != "" {
+				modes = append(modes, "before")
+			}
+			start := func(mode string) (time.Duration, []time.Duration) {
+				switch mode {
+				case "off":
+					return run(*bin, "off")
+				case "before":
+					return run(*before, "")
+				}
+				return run(*bin, "")
+			}
+			for _, mode := range modes {
+				start(mode)
+			}
+			whole := map[string][]time.Duration{}
+			inside := map[string][]time.Duration{}
 			for i := 0; i < *n; i++ {
-				for _, mode := range [][]string{{"", "off"}, {"off", ""}}[i%2] {
-					whole, inside := run(mode)
-					if mode == "" {
-						on, onIn = append(on, whole), append(onIn, inside...)
-					} else {
-						off, offIn = append(off, whole), append(offIn, inside...)
+				// Each round in another order: rotated, and reversed
+				// every other round.
+				order := append([]string(nil), modes[i%len(modes):]...)
+				order = append(order, modes[:i%len(modes)]...)
+				if i%2 == 1 {
+					for a, b := 0, len(order)-1; a < b; a, b = a+1, b-1 {
+						order[a], order[b] = order[b], order[a]
 					}
 				}
+				for _, mode := range order {
+					wd, in := start(mode)
+					whole[mode], inside[mode] = append(whole[mode], wd), append(inside[mode], in...)
+				}
 			}
-			mon, moff, mi, mo := median(on), median(off), median(onIn), median(offIn)
+			mon, moff, mi, mo := median(whole["on"]), median(whole["off"]), median(inside["on"]), median(inside["off"])
 			fmt.Printf("%-10s %-8s the workload: observer on %7.1f ms, off %7.1f ms, ratio %.3f (medians of %d); the whole run (5 of them): %7.1f vs %7.1f ms, ratio %.3f (medians of %d, interleaved)\n",
-				w.name, layout, ms(mi), ms(mo), float64(mi)/float64(mo), len(onIn), ms(mon), ms(moff), float64(mon)/float64(moff), *n)
+				w.name, layout, ms(mi), ms(mo), float64(mi)/float64(mo), len(inside["on"]), ms(mon), ms(moff), float64(mon)/float64(moff), *n)
+			if *before != "" {
+				mb := median(inside["before"])
+				fmt.Printf("%-10s %-8s the earlier build, observer on: %7.1f ms, ratio %.3f to off (this build %.3f)\n",
+					w.name, layout, ms(mb), float64(mb)/float64(mo), float64(mi)/float64(mo))
+			}
 		}
 	}
 }
