@@ -109,6 +109,10 @@ type fuseServer struct {
 	// with it (pid 1 serving the masks itself), once Watch has it; nil
 	// otherwise. Past its cap a touch is only counted there.
 	log *atomic.Pointer[violations.Log]
+	// unsent takes the count of reports that could not be sent (nil:
+	// none kept here): once only counting, the server hands it to the
+	// log itself, since no report follows to carry it.
+	unsent func() int
 }
 
 func (s *fuseServer) attr(node uint64) []byte {
@@ -250,7 +254,11 @@ func (s *fuseServer) observe(tid int, m policy.Mask, buf []byte) {
 			if s.touched != nil {
 				s.touchedOnce.Do(s.touched)
 			}
-			l.Lost(1)
+			n := 1
+			if s.unsent != nil {
+				n += s.unsent()
+			}
+			l.Lost(n)
 			return
 		}
 	}
@@ -421,7 +429,7 @@ func Start(mnt string, masks []policy.Mask) (int, error) {
 		observerPlaced = true
 		keptFDs = []int{conn, ch}
 		out := newSender(ch)
-		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: out.send, log: &inProcessLog}
+		s := &fuseServer{dev: conn, masks: masks, setup: os.Getpid(), arch: arch, send: out.send, log: &inProcessLog, unsent: out.takeLost}
 		serveInProcess(s, out)
 		return 0, nil
 	}
@@ -602,6 +610,17 @@ func (o *sender) close() {
 		o.closed = true
 		unix.Close(o.ch)
 	}
+}
+
+// takeLost returns how many reports could not be sent since the last one
+// that was (each carries that count), and forgets them: the caller counts
+// them itself.
+func (o *sender) takeLost() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := o.lost
+	o.lost = 0
+	return n
 }
 
 // send sends one report, waiting a little where the channel is full.

@@ -1,12 +1,17 @@
 package maskfs
 
 import (
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"grok-sandbox/launcher/policy"
 	"grok-sandbox/launcher/sandboxinit/violations"
+	"grok-sandbox/launcher/seccomp"
 )
 
 // An in-process observer whose connection ends while the run goes on
@@ -64,5 +69,52 @@ func TestRequestTimeoutOnlyForAnObserverProcess(t *testing.T) {
 	}
 	if asked(&fuseServer{}) {
 		t.Error("pid 1's own observer asks for a request timeout")
+	}
+}
+
+// A report that could not be sent (pid 1's reader behind) is carried by
+// the next one; once the log is full no report follows, and a touch
+// counted there hands the count over instead of stranding it.
+func TestCountOnlyTouchTakesUnsentReports(t *testing.T) {
+	sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(sp[0])
+	defer unix.Close(sp[1])
+	if err := unix.SetsockoptInt(sp[1], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096); err != nil {
+		t.Fatal(err)
+	}
+	arch, err := seccomp.HostArch()
+	if err != nil {
+		t.Skip(err)
+	}
+	out := newSender(sp[1])
+	var log atomic.Pointer[violations.Log]
+	s := &fuseServer{setup: os.Getpid(), arch: arch, send: out.send, log: &log, unsent: out.takeLost}
+	// A process of the sandbox's: the test's child, not one of this
+	// process's threads.
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	m := policy.Mask{Path: "/w/k.key", Entry: "*.key"}
+	buf := make([]byte, 4096)
+	// Nobody reads: reports queue until one cannot be sent.
+	for i := 0; out.lost == 0; i++ {
+		if i == 1000 {
+			t.Fatal("every report was sent")
+		}
+		s.observe(child.Process.Pid, m, buf)
+	}
+	v := violations.New("p", "bwrap", -1, arch)
+	for i := 0; !v.Full(); i++ {
+		v.LogFile(violations.File{Comm: "cat", Op: "open", Path: "/w/" + strconv.Itoa(i), Entry: "*"})
+	}
+	log.Store(v)
+	s.observe(child.Process.Pid, m, buf)
+	if out.lost != 0 {
+		t.Errorf("%d unsent reports left with the sender once the log was full: never counted", out.lost)
 	}
 }
