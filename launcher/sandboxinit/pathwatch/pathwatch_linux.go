@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -296,8 +297,8 @@ func (w *Watch) check(v *violations.Log, n seccomp.Notification, name string, wa
 // a link (of any kind: a link's text, /proc/self's above all, would be
 // read as pid 1's), it says no "self", it is not in /proc and it is at
 // most maxQuickDepth deep. A relative p starts from the caller's own
-// working directory or dirfd, opened through /proc/TID (which names the
-// caller's object whoever opens it). sure is false otherwise, and when an
+// working directory or dirfd, reached through /proc/TID (which names the
+// caller's object whoever follows it). sure is false otherwise, and when an
 // open's last component is a link: the caller then walks it (lookup).
 func (w *Watch) quick(tid, dirfd int, p string, follow bool) (it watched, exists, hit, sure bool) {
 	if strings.Contains(p, "self") {
@@ -322,14 +323,14 @@ func (w *Watch) quick(tid, dirfd int, p string, follow bool) (it watched, exists
 	if len(comps) > maxQuickDepth {
 		return watched{}, false, false, false
 	}
-	base, dir := unix.AT_FDCWD, "" // absolute: from /, as pid 1 and the caller share it
+	// Absolute: from /, as pid 1 and the caller share it. Relative: each
+	// statx through the magic link itself (the kernel follows it to the
+	// caller's directory, whoever asks), not through a descriptor opened
+	// on it: an open and a close more for every path cost more than the
+	// looks they would save.
+	base, dir := unix.AT_FDCWD, ""
 	if start != "/" {
-		fd, err := unix.Open(start, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return watched{}, false, false, false
-		}
-		defer unix.Close(fd)
-		base, dir = fd, "."
+		dir = start
 	}
 	var st unix.Statx_t
 	for _, c := range comps[:len(comps)-1] {
@@ -590,6 +591,11 @@ func fdID(dir int, name string, follow bool) (fileID, bool) {
 	return fileID{unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}, true
 }
 
+// pathBufs holds readPath's buffers: a notified call reads one or two
+// paths, and a fresh PATH_MAX each time was garbage for every file call of
+// the sandbox.
+var pathBufs = sync.Pool{New: func() any { return new([unix.PathMax]byte) }}
+
 // testHookReadPath, when set, runs as readPath starts.
 var testHookReadPath func()
 
@@ -601,16 +607,23 @@ func readPath(tid int, addr uint64) (string, bool) {
 	if addr == 0 {
 		return "", false
 	}
-	buf := make([]byte, unix.PathMax)
-	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
-	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	bp := pathBufs.Get().(*[unix.PathMax]byte)
+	defer pathBufs.Put(bp)
+	buf := bp[:]
+	// First to the end of the page the path starts in: most paths end
+	// there, and one page is one walk of the caller's page tables (the
+	// next page may not even be mapped). The rest only when no NUL is in
+	// it.
+	first := min(int((addr|4095)+1-addr), len(buf))
+	local := []unix.Iovec{{Base: &buf[0], Len: uint64(first)}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: first}}
 	n, err := unix.ProcessVMReadv(tid, local, remote, 0)
-	if err == unix.EFAULT {
-		// The page after a short path may be unmapped: read to its end.
-		end := (addr | 4095) + 1
-		remote[0].Len = int(end - addr)
-		local[0].Len = uint64(end - addr)
-		n, err = unix.ProcessVMReadv(tid, local, remote, 0)
+	if err == nil && n == first && first < len(buf) && strings.IndexByte(unsafe.String(&buf[0], n), 0) < 0 {
+		local[0].Base, local[0].Len = &buf[first], uint64(len(buf)-first)
+		remote[0].Base, remote[0].Len = uintptr(addr)+uintptr(first), len(buf)-first
+		if m, err := unix.ProcessVMReadv(tid, local, remote, 0); err == nil {
+			n += m
+		}
 	}
 	if err != nil {
 		// process_vm_readv refused (a base filter under restrict_network

@@ -90,3 +90,51 @@ func TestSlowLookSendsLooksOffTheLoop(t *testing.T) {
 	close(release2)
 	runtime.KeepAlive(path)
 }
+
+// readPath reads the first page's part, then the rest only when no NUL is
+// in it: a path across a page boundary is read whole, one that ends at the
+// last byte before an unmapped page too, and one with no NUL within
+// PATH_MAX not at all.
+func TestReadPathAcrossPages(t *testing.T) {
+	const page = 4096
+	mem, err := unix.Mmap(-1, 0, 3*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(mem)
+	if err := unix.Mprotect(mem[2*page:], unix.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	long := "/w/"
+	for len(long) < 3000 {
+		long += "d/"
+	}
+	at := func(off int, s string) uint64 {
+		copy(mem[off:], s)
+		mem[off+len(s)] = 0
+		return uint64(uintptr(unsafe.Pointer(&mem[off])))
+	}
+	pid := os.Getpid()
+	for _, c := range []struct {
+		name string
+		off  int
+		path string
+	}{
+		{"short, inside a page", 100, "/w/.env"},
+		{"across the page boundary", page - 5, "/workspace/hooks/pre-commit"},
+		{"long, across the boundary", page - 1000, long},
+		{"ending before an unmapped page", 2*page - 1 - len("/w/last"), "/w/last"},
+	} {
+		got, ok := readPath(pid, at(c.off, c.path))
+		if !ok || got != c.path {
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, ok, c.path)
+		}
+	}
+	// No NUL before PATH_MAX: not a path.
+	for i := range mem[:2*page] {
+		mem[i] = 'a'
+	}
+	if got, ok := readPath(pid, uint64(uintptr(unsafe.Pointer(&mem[10])))); ok {
+		t.Errorf("no NUL within PATH_MAX: got %d bytes", len(got))
+	}
+}
