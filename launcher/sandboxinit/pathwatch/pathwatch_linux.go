@@ -333,19 +333,23 @@ func (w *Watch) quick(tid, dirfd int, p string, follow bool) (it watched, exists
 		dir = start
 	}
 	var st unix.Statx_t
+	walked := false // st is the directory's: its last component, not a link
 	for _, c := range comps[:len(comps)-1] {
 		if c == "" || c == "." {
 			continue
 		}
 		dir += "/" + c
-		if unix.Statx(base, dir, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		if unix.Statx(base, dir, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			return watched{}, false, false, false // a link on the way, or nothing there
 		}
+		walked = true
 	}
 	if dir == "" {
 		dir = "/"
 	}
-	if unix.Statx(base, dir, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	// "/" or the caller's own directory (through its magic link, which
+	// only a statx that follows it reaches).
+	if !walked && (unix.Statx(base, dir, unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR) {
 		return watched{}, false, false, false
 	}
 	parent := fileID{unix.Mkdev(st.Dev_major, st.Dev_minor), st.Ino}
