@@ -357,7 +357,14 @@ func (w *Watch) quick(tid, dirfd int, p string, follow bool) (it watched, exists
 		return watched{}, false, false, false
 	}
 	var fs unix.Statx_t
-	there := unix.Statx(base, strings.TrimSuffix(dir, "/")+"/"+name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &fs) == nil
+	err := unix.Statx(base, strings.TrimSuffix(dir, "/")+"/"+name, unix.AT_SYMLINK_NOFOLLOW|unix.AT_STATX_DONT_SYNC, unix.STATX_TYPE|unix.STATX_INO, &fs)
+	if err != nil && err != unix.ENOENT {
+		// Not "nothing there": the path through /proc/TID is longer than
+		// the caller's (ENAMETOOLONG near PATH_MAX), say. The walk has no
+		// length limit.
+		return watched{}, false, false, false
+	}
+	there := err == nil
 	if there && follow && fs.Mode&unix.S_IFMT == unix.S_IFLNK {
 		return watched{}, false, false, false
 	}
