@@ -299,7 +299,8 @@ func (w *Watch) check(v *violations.Log, n seccomp.Notification, name string, wa
 // most maxQuickDepth deep. A relative p starts from the caller's own
 // working directory or dirfd, reached through /proc/TID (which names the
 // caller's object whoever follows it). sure is false otherwise, and when an
-// open's last component is a link: the caller then walks it (lookup).
+// open's last component is a link, or the last component cannot be
+// looked at (not ENOENT): the caller then walks it (lookup).
 func (w *Watch) quick(tid, dirfd int, p string, follow bool) (it watched, exists, hit, sure bool) {
 	if strings.Contains(p, "self") {
 		return watched{}, false, false, false
