@@ -724,18 +724,8 @@ func TestKernelSlotWaitTakesSignals(t *testing.T) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/syscall", h.cmd.Process.Pid, tid))
 		return err == nil && strings.HasPrefix(string(b), strconv.Itoa(unix.SYS_SOCKET)+" ")
 	})
-	if err := unix.Tgkill(h.cmd.Process.Pid, tid, unix.SIGUSR1); err != nil {
-		t.Fatal(err)
-	}
+	signalWaiting(t, h, tid)
 	b := make([]byte, 16)
-	pfd := []unix.PollFd{{Fd: int32(h.end), Events: unix.POLLIN}}
-	waitFor(t, 10*time.Second, "the signal handled while the call waits for a place", func() bool {
-		n, _ := unix.Poll(pfd, 100)
-		return n == 1
-	})
-	if n, err := unix.Read(h.end, b[:1]); n != 1 || err != nil || b[0] != 'S' {
-		t.Fatalf("read %q, %v; want S (the signal handled before the call returned); stderr:\n%s", b[:n], err, h.stderr.Bytes())
-	}
 	free()
 	n, err := unix.Read(h.end, b)
 	if err != nil || string(b[:n]) != "DEACCES" {
@@ -1072,18 +1062,8 @@ func TestKernelObservedWaitRestartsOnSignal(t *testing.T) {
 		t.Fatalf("the helper's tid: %q", h.msg)
 	}
 	waitFor(t, 10*time.Second, "the helper's call looked at", func() bool { return looks.Load() == 1 })
-	if err := unix.Tgkill(h.cmd.Process.Pid, tid, unix.SIGUSR1); err != nil {
-		t.Fatal(err)
-	}
+	signalWaiting(t, h, tid)
 	b := make([]byte, 16)
-	pfd := []unix.PollFd{{Fd: int32(h.end), Events: unix.POLLIN}}
-	waitFor(t, 10*time.Second, "the signal handled while the call waits for a place", func() bool {
-		n, _ := unix.Poll(pfd, 100)
-		return n == 1
-	})
-	if n, err := unix.Read(h.end, b[:1]); n != 1 || err != nil || b[0] != 'S' {
-		t.Fatalf("read %q, %v; want S (the signal handled before the call returned); stderr:\n%s", b[:n], err, h.stderr.Bytes())
-	}
 	waitFor(t, 10*time.Second, "the call made again and looked at again", func() bool { return looks.Load() == 2 })
 	held = false
 	places.Release()
@@ -1093,5 +1073,24 @@ func TestKernelObservedWaitRestartsOnSignal(t *testing.T) {
 	}
 	if err := h.wait(); err != nil {
 		t.Errorf("helper: %v; stderr:\n%s", err, h.stderr.Bytes())
+	}
+}
+
+// signalWaiting sends SIGUSR1 to the helper's thread tid, whose call waits
+// for a place, and checks that its handler ran (the helper writes 'S')
+// before the call returned.
+func signalWaiting(t *testing.T, h *helperProc, tid int) {
+	t.Helper()
+	if err := unix.Tgkill(h.cmd.Process.Pid, tid, unix.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	pfd := []unix.PollFd{{Fd: int32(h.end), Events: unix.POLLIN}}
+	waitFor(t, 10*time.Second, "the signal handled while the call waits for a place", func() bool {
+		n, _ := unix.Poll(pfd, 100)
+		return n == 1
+	})
+	b := make([]byte, 1)
+	if n, err := unix.Read(h.end, b); n != 1 || err != nil || b[0] != 'S' {
+		t.Fatalf("read %q, %v; want S (the signal handled before the call returned); stderr:\n%s", b[:n], err, h.stderr.Bytes())
 	}
 }
