@@ -13,6 +13,7 @@ import (
 
 	"grok-sandbox/argv"
 	"grok-sandbox/launcher/eventlog"
+	"grok-sandbox/launcher/initbin"
 	"grok-sandbox/launcher/resolve"
 	"grok-sandbox/launcher/sandboxinit/initproc"
 )
@@ -102,14 +103,21 @@ func place(fd, target int) error {
 	return nil
 }
 
-// handOverSelf opens the running executable (not its path, which could be
-// replaced meanwhile) on target: bwrap execs it as the init stage.
-func handOverSelf(target int) error {
+// handOverInit places on target the executable bwrap execs as the init
+// stage: grok-sandbox-init where initbin.Open finds it of this very build
+// (it starts faster), else the running executable itself (opened through
+// /proc/self/exe, not its path, which could be replaced meanwhile). It
+// says which, and why not the former.
+func handOverInit(target int) (string, error) {
+	fd, why := initbin.Open()
+	if fd >= 0 {
+		return initbin.Name + " (the same build, beside grok-sandbox)", place(fd, target)
+	}
 	fd, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return resolve.Refuse("cannot open grok-sandbox's own executable for the sandbox's init stage: %v", err)
+		return "", resolve.Refuse("cannot open grok-sandbox's own executable for the sandbox's init stage: %v", err)
 	}
-	return place(fd, target)
+	return "grok-sandbox's own executable (" + initbin.Name + " not used: " + why + ")", place(fd, target)
 }
 
 // handOverEventLog opens the event log for the supervisor inside the

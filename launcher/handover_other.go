@@ -8,7 +8,7 @@ func viaArgsFD(l argv.Launch) ([]string, error) { return l.Argv(), nil }
 
 func handOver(target int, data []byte) error { return nil }
 
-func handOverSelf(target int) error { return nil }
+func handOverInit(target int) (string, error) { return "", nil }
 
 func handOverEventLog(target int, grokHome string) error { return nil }
 

@@ -109,6 +109,9 @@ type Plan struct {
 	// stderr gets the one warning when the event log cannot be written.
 	stderr    io.Writer
 	logWarned bool
+	// verbose: run --verbose, which also says which executable is the
+	// init stage.
+	verbose bool
 }
 
 // Backends.
@@ -397,6 +400,7 @@ func Run(inv Invocation) error {
 	plan.log(ev)
 	if inv.Verbose {
 		fmt.Fprintf(inv.Stderr, "grok-sandbox: profile %s (%s), backend %s\n", printable.String(plan.Policy.Profile), printable.String(plan.Policy.Source), plan.Backend)
+		plan.verbose = true
 	}
 	return plan.exec(path)
 }
@@ -461,8 +465,12 @@ func (plan *Plan) execBwrap() error {
 	if err := handOver(initcfg.FDInit, plan.Init); err != nil {
 		return err
 	}
-	if err := handOverSelf(initcfg.FDSelf); err != nil {
+	which, err := handOverInit(initcfg.FDSelf)
+	if err != nil {
 		return err
+	}
+	if plan.verbose {
+		fmt.Fprintf(plan.stderr, "grok-sandbox: init stage: %s\n", printable.String(which))
 	}
 	if err := handOverEventLog(initcfg.FDEvents, plan.Dirs.GrokHome); err != nil {
 		return err

@@ -9,9 +9,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 
 	"grok-sandbox/launcher"
 	"grok-sandbox/launcher/config"
+	"grok-sandbox/launcher/initbin"
 	"grok-sandbox/launcher/printable"
 	"grok-sandbox/launcher/resolve"
 )
@@ -79,6 +81,12 @@ func Doctor(inv launcher.Invocation, out io.Writer) error {
 			fmt.Fprintf(w, "bwrap:      %s, version %s, works\n", printable.String(b.Path), b.Version)
 		default:
 			fmt.Fprintf(w, "bwrap:      %s, version %s, does NOT work: %s\n", printable.String(b.Path), b.Version, printable.String(b.Reason))
+		}
+		if fd, why := initbin.Open(); fd >= 0 {
+			syscall.Close(fd)
+			fmt.Fprintf(w, "init stage: %s beside grok-sandbox, of the same build (it starts faster)\n", initbin.Name)
+		} else {
+			fmt.Fprintf(w, "init stage: grok-sandbox's own executable (%s not used: %s)\n", initbin.Name, printable.String(why))
 		}
 		for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"} {
 			if data, err := os.ReadFile(f); err == nil {

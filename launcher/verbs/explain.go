@@ -91,7 +91,7 @@ func Print(inv launcher.Invocation, asJSON bool, w io.Writer) error {
 				"what": "the init stage's config", "config": plan.InitShown}
 		}
 		if plan.Launch != nil {
-			fds[strconv.Itoa(initcfg.FDSelf)] = map[string]any{"what": "grok-sandbox's own executable (the init stage)"}
+			fds[strconv.Itoa(initcfg.FDSelf)] = map[string]any{"what": "the init stage's executable: grok-sandbox-init beside grok-sandbox when of the same build, else grok-sandbox's own (see help backends)"}
 		}
 		doc["descriptors"] = fds
 		return writeJSON(w, doc)

@@ -43,9 +43,11 @@ const (
 	FDSeccomp = 10
 	// FDInit holds the init stage's config.
 	FDInit = 11
-	// FDSelf is grok-sandbox's own executable, opened by the launcher
-	// from /proc/self/exe: bwrap execs /proc/self/fd/12, so the init stage
-	// is the very binary that was launched, wherever it lives and whatever
+	// FDSelf is the init stage's executable, opened by the launcher:
+	// grok-sandbox-init of the same build where it lies beside the
+	// launcher (launcher/initbin), else grok-sandbox's own, from
+	// /proc/self/exe. bwrap execs /proc/self/fd/12, so the init stage is
+	// an executable the launcher checked, wherever it lives and whatever
 	// the profile shows, and nobody can swap it on the way.
 	FDSelf = 12
 	// FDEvents is the event log, opened before the sandbox starts, for the
