@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -24,10 +25,30 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args))
 	}
 	testscript.Main(removeSeedAfter{m}, map[string]func(){
-		"grok-sandbox": func() { os.Exit(run(os.Args)) },
-		"netprobe":     func() { os.Exit(probeMain()) },
+		"grok-sandbox": func() {
+			// GROK_SANDBOX_TEST_PAIR names a directory holding a
+			// grok-sandbox and a grok-sandbox-init built together (see
+			// .ci/run): the scripts then run that launcher, whose init
+			// stage is the other.
+			if dir := os.Getenv(pairEnv); dir != "" {
+				bin := filepath.Join(dir, "grok-sandbox")
+				err := syscall.Exec(bin, os.Args, os.Environ())
+				fmt.Fprintf(os.Stderr, "exec %s: %v\n", bin, err)
+				os.Exit(127)
+			}
+			os.Exit(run(os.Args))
+		},
+		"netprobe": func() { os.Exit(probeMain()) },
 	})
 }
+
+// pairEnv names the directory of a grok-sandbox and grok-sandbox-init built
+// together, which the scripts' grok-sandbox then is.
+const pairEnv = "GROK_SANDBOX_TEST_PAIR"
+
+// moduleRoot is where go test runs this package: the module's root, from
+// which buildpair builds.
+var moduleRoot, _ = os.Getwd()
 
 // removeSeedAfter runs the tests, then removes the Go build cache goseed
 // made, if any.
@@ -97,6 +118,9 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 		RequireExplicitExec: false,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("TSROOT", filepath.Dir(env.WorkDir))
+			if dir := os.Getenv(pairEnv); dir != "" {
+				env.Setenv(pairEnv, dir) // testscript passes on few variables
+			}
 			root := env.WorkDir
 			if realKernel {
 				// The temporary directories are writable under every
@@ -176,6 +200,10 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 				return os.Geteuid() == 0, nil
 			case "fuse":
 				return fuseWorks(asUser)
+			case "pair":
+				// The scripts' grok-sandbox is a launcher built with its
+				// init stage's own executable (pairEnv).
+				return os.Getenv(pairEnv) != "", nil
 			case "cgo":
 				// The init stage re-execs itself after the masks (and
 				// starts a net helper process) instead of going on in
@@ -243,6 +271,14 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			// no variable or flag of the launcher points it elsewhere.
 			// Needs the harness to be root.
 			"managed": managed,
+			// buildpair [-tag T] [-launcher] DIR builds grok-sandbox and
+			// grok-sandbox-init into DIR in one go build, as the README
+			// does, with the build tag grok_sandbox_build_T (default
+			// "test") vouching that they are of one build (the test
+			// tree may have uncommitted changes, and records no revision
+			// where -buildvcs is off); -launcher builds grok-sandbox
+			// alone. Linked with cgo where this test binary is.
+			"buildpair": buildPair,
 			// sandbox is `grok-sandbox run` as the script's user.
 			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {
 				runAs(ts, neg, append([]string{"grok-sandbox", "run"}, args...))
@@ -653,4 +689,34 @@ func fuseWorks(asUser bool) (bool, error) {
 		return false, errors.New("CI: /dev/fuse cannot be opened by the script's user; .ci/run must make it mode 0666")
 	}
 	return ok, nil
+}
+
+func buildPair(ts *testscript.TestScript, neg bool, args []string) {
+	tag, pkgs := "test", []string{".", "./launcher/sandboxinit/grok-sandbox-init"}
+	for len(args) > 1 {
+		switch args[0] {
+		case "-tag":
+			tag, args = args[1], args[2:]
+			continue
+		case "-launcher":
+			pkgs, args = pkgs[:1], args[1:]
+			continue
+		}
+		break
+	}
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: buildpair [-tag T] [-launcher] DIR")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	cgo := "0"
+	if linkedCgo {
+		cgo = "1"
+	}
+	cmd := exec.Command("go", append([]string{"build", "-tags", "urfave_cli_no_docs,grok_sandbox_build_" + tag, "-trimpath", "-o", dir + "/"}, pkgs...)...)
+	cmd.Dir = moduleRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		ts.Fatalf("go build: %v\n%s", err, out)
+	}
 }
