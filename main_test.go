@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -271,13 +272,15 @@ func params(t *testing.T, dir string, asUser bool) testscript.Params {
 			// no variable or flag of the launcher points it elsewhere.
 			// Needs the harness to be root.
 			"managed": managed,
-			// buildpair [-tag T] [-launcher] DIR builds grok-sandbox and
-			// grok-sandbox-init into DIR in one go build, as the README
-			// does, with the build tag grok_sandbox_build_T (default
-			// "test") vouching that they are of one build (the test
-			// tree may have uncommitted changes, and records no revision
-			// where -buildvcs is off); -launcher builds grok-sandbox
-			// alone. Linked with cgo where this test binary is.
+			// buildpair [-tag T] [-launcher | -skewed-init] DIR builds
+			// grok-sandbox and grok-sandbox-init into DIR in one go
+			// build, as the README does, with the build tag
+			// grok_sandbox_build_T (default "test") vouching that they
+			// are of one build (the test tree may have uncommitted
+			// changes, and records no revision where -buildvcs is off);
+			// -launcher builds grok-sandbox alone, -skewed-init
+			// grok-sandbox-init alone with another config layout. Linked
+			// with cgo where this test binary is.
 			"buildpair": buildPair,
 			// sandbox is `grok-sandbox run` as the script's user.
 			"sandbox": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -693,6 +696,7 @@ func fuseWorks(asUser bool) (bool, error) {
 
 func buildPair(ts *testscript.TestScript, neg bool, args []string) {
 	tag, pkgs := "test", []string{".", "./launcher/sandboxinit/grok-sandbox-init"}
+	var flags []string
 	for len(args) > 1 {
 		switch args[0] {
 		case "-tag":
@@ -701,11 +705,27 @@ func buildPair(ts *testscript.TestScript, neg bool, args []string) {
 		case "-launcher":
 			pkgs, args = pkgs[:1], args[1:]
 			continue
+		case "-skewed-init":
+			// grok-sandbox-init alone, its config one field longer
+			// through a go build -overlay, which its build record does
+			// not show: the record matches, the layout does not.
+			src := filepath.Join(moduleRoot, "launcher/sandboxinit/initcfg/config.go")
+			data, err := os.ReadFile(src)
+			ts.Check(err)
+			skewed := strings.Replace(string(data), "type Config struct {\n", "type Config struct {\n\tSkewedForTest string\n", 1)
+			if skewed == string(data) {
+				ts.Fatalf("buildpair: no Config struct in %s", src)
+			}
+			file, overlay := ts.MkAbs("skewed-config.go"), ts.MkAbs("overlay.json")
+			ts.Check(os.WriteFile(file, []byte(skewed), 0o644))
+			ts.Check(os.WriteFile(overlay, []byte(`{"Replace":{`+strconv.Quote(src)+`:`+strconv.Quote(file)+`}}`), 0o644))
+			pkgs, flags, args = pkgs[1:], []string{"-overlay", overlay}, args[1:]
+			continue
 		}
 		break
 	}
 	if len(args) != 1 || neg {
-		ts.Fatalf("usage: buildpair [-tag T] [-launcher] DIR")
+		ts.Fatalf("usage: buildpair [-tag T] [-launcher | -skewed-init] DIR")
 	}
 	dir := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(dir, 0o755))
@@ -713,7 +733,7 @@ func buildPair(ts *testscript.TestScript, neg bool, args []string) {
 	if linkedCgo {
 		cgo = "1"
 	}
-	cmd := exec.Command("go", append([]string{"build", "-tags", "urfave_cli_no_docs,grok_sandbox_build_" + tag, "-trimpath", "-o", dir + "/"}, pkgs...)...)
+	cmd := exec.Command("go", append(append([]string{"build", "-tags", "urfave_cli_no_docs,grok_sandbox_build_" + tag, "-trimpath", "-o", dir + "/"}, flags...), pkgs...)...)
 	cmd.Dir = moduleRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -7,15 +7,21 @@
 // user (the command's starter is the same executable again). See the
 // README's set-up and `grok-sandbox help backends`.
 //
-// "The very same build" is decided from what Go records in every binary it
+// "The same build" is decided from what Go records in every binary it
 // builds (`go version -m`): the Go version, the module and every
 // dependency with its checksum, and the build settings, among them the
-// version control revision. Two executables that agree on all of that,
-// and whose source was a clean checkout of that revision, were built from
-// the same source the same way. Where the launcher's own record cannot
-// say so (no revision, uncommitted changes: a developer's tree), no
-// grok-sandbox-init is ever used, however it looks, unless the build
-// vouches for itself with a StampTag.
+// version control revision. That keeps out what is left behind by
+// accident: a grok-sandbox-init of an earlier build beside a new
+// grok-sandbox, or one of a developer's tree with uncommitted changes
+// (whose record cannot say what it was built from: no grok-sandbox-init
+// is used with such a launcher, unless the build vouches for itself with
+// a StampTag). It is a record, not a proof: a builder can make two
+// executables with equal records and different code (go build -overlay,
+// git-ignored source files, -ldflags, which -trimpath builds do not
+// record), as whoever can write beside grok-sandbox can replace
+// grok-sandbox itself. What must agree for the launch to be sound, the
+// config's layout, is checked again by the init stage itself
+// (initcfg.Fingerprint), which refuses a config of another layout.
 package initbin
 
 import (
@@ -61,7 +67,7 @@ func Pinned(bi *debug.BuildInfo) (bool, string) {
 	}
 	switch {
 	case revision == "":
-		return false, "this build records no version control revision (built outside a git checkout, or with -buildvcs=false)"
+		return false, "this build records no version control revision (built from a source archive or a git worktree, without git installed, or with -buildvcs=false)"
 	case modified != "false":
 		return false, "this build is of a checkout with uncommitted changes"
 	}

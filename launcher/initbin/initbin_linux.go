@@ -1,23 +1,28 @@
 package initbin
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
 
 // Open opens grok-sandbox-init for bwrap to run as the init stage, when
 // it lies beside the running launcher's executable (its real path, links
-// resolved), is a regular file of that executable's owner that nobody else
-// may write, and records the same build (SameBuild) while the launcher's
-// own record pins its source (Pinned). Else fd is -1 and why says what
-// was missing: the launcher then hands over its own executable, which
-// runs the same init stage. Everything is checked on the descriptor that
-// is handed over, so the file cannot be swapped between the check and
-// bwrap's exec of it.
+// resolved), is a regular file (not a symbolic link) of that executable's
+// owner that nobody else may write and this user may execute, and records
+// the same build (SameBuild) while the launcher's own record pins its
+// source (Pinned). Else fd is -1 and why says what was missing: the
+// launcher then hands over its own executable, which runs the same init
+// stage. Everything is checked on the descriptor that is handed over, so
+// a rename cannot swap the file between the check and bwrap's exec of it;
+// its owner writing it in place meanwhile can (a file not yet running is
+// not kept from writes, as a running program is), and an init stage of
+// another layout then refuses the config (initcfg's fingerprint).
 func Open() (fd int, why string) {
 	own, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -35,27 +40,45 @@ func Open() (fd int, why string) {
 		return -1, "cannot stat grok-sandbox's own executable: " + err.Error()
 	}
 	path := filepath.Join(filepath.Dir(exe), Name)
-	fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	// An O_PATH descriptor first: nothing of the file is opened (a device
+	// or a FIFO named so has no say) until it is known to be a regular
+	// file; it is then reopened for reading through that very descriptor.
+	pathFD, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return -1, "no " + path
+	}
 	if err != nil {
-		return -1, "no " + path + " (" + err.Error() + ")"
+		return -1, "cannot open " + path + ": " + err.Error()
 	}
-	fail := func(why string) (int, string) {
-		unix.Close(fd)
-		return -1, path + " " + why
-	}
+	defer unix.Close(pathFD)
+	fail := func(why string) (int, string) { return -1, path + " " + why }
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(pathFD, &st); err != nil {
 		return fail("cannot be checked: " + err.Error())
 	}
 	switch {
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		return fail("is a symbolic link")
 	case st.Mode&unix.S_IFMT != unix.S_IFREG:
 		return fail("is not a regular file")
 	case st.Uid != self.Uid:
 		return fail("is not owned by grok-sandbox's owner")
 	case st.Mode&0o022 != 0:
 		return fail("may be written by others than its owner")
-	case st.Mode&0o111 == 0:
-		return fail("is not executable")
+	}
+	// Executable by this user, as bwrap's exec will ask: a mode with an
+	// execute bit for someone else only would fail the launch instead of
+	// leaving grok-sandbox-init out.
+	if err := unix.Faccessat2(pathFD, "", unix.X_OK, unix.AT_EMPTY_PATH|unix.AT_EACCESS); err != nil {
+		return fail("is not executable by this user: " + err.Error())
+	}
+	fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pathFD), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return fail("cannot be read: " + err.Error())
+	}
+	fail = func(why string) (int, string) {
+		unix.Close(fd)
+		return -1, path + " " + why
 	}
 	theirs, err := Read(preader(fd))
 	if err != nil {

@@ -19,16 +19,7 @@ func TestReadAgreesWithTheRuntime(t *testing.T) {
 	if !ok {
 		t.Fatal("no build information in the test binary")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	got, err := Read(f)
+	got, err := Read(bytes.NewReader(testExecutable(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,14 +35,7 @@ func TestReadAgreesWithTheRuntime(t *testing.T) {
 // panic or a record: the start of a real one cut anywhere, a 32-bit or
 // big-endian header, absurd section tables.
 func TestReadRefusesMalformed(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := testExecutable(t)
 	for _, n := range []int{0, 3, 16, 63, 64, 65, 4096, len(whole) / 2, len(whole) - 1} {
 		if bi, err := Read(bytes.NewReader(whole[:n])); err == nil {
 			t.Errorf("the first %d bytes: a record %v", n, bi)
@@ -90,6 +74,19 @@ func TestReadRefusesMalformed(t *testing.T) {
 			t.Errorf("%s: a record %v", name, bi)
 		}
 	}
+}
+
+// testExecutable is this test binary's file.
+func testExecutable(t *testing.T) []byte {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func record(rev, modified, tags string, deps ...*debug.Module) *debug.BuildInfo {

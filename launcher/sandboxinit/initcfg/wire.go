@@ -15,9 +15,13 @@ import (
 // Encode and Decode walk any value made of structs (every exported field,
 // in order, as encoding/json takes them), strings, bools, integers, slices
 // and pointers, so a field added to the config travels with no change
-// here; a field of any other kind is an error on both sides. Both ends are
-// the same binary (the init stage is the launcher's own executable), so
-// the form needs no version. print shows the config as JSON all the same.
+// here; a field of any other kind is an error on both sides. The two ends
+// are of one build, but not always one executable (the init stage may be
+// grok-sandbox-init, beside the launcher: launcher/initbin), so the data
+// begins with a fingerprint of the type's layout (every field's name and
+// kind, in order) and Decode refuses data of another layout: two
+// executables that disagree on the config never read each other's
+// fields as their own. print shows the config as JSON all the same.
 
 // Encode is v (a pointer to a struct) in the binary form.
 func Encode(v any) ([]byte, error) {
@@ -25,7 +29,46 @@ func Encode(v any) ([]byte, error) {
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return nil, errors.New("initcfg: Encode takes a pointer to a struct")
 	}
-	return encodeValue(nil, rv.Elem())
+	return encodeValue(binary.LittleEndian.AppendUint64(nil, Fingerprint(rv.Elem().Type())), rv.Elem())
+}
+
+// ErrLayout is Decode's error for data written for another layout of the
+// type: by an executable of another build.
+var ErrLayout = errors.New("initcfg: the config was written for another layout of it (the launcher and the init stage are of different builds)")
+
+// Fingerprint is a hash (FNV-1a, 64 bits) of t's layout as Encode writes
+// it: each exported field's name and type, in order, through slices,
+// pointers and nested structs.
+func Fingerprint(t reflect.Type) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range []byte(layout(nil, t, map[reflect.Type]bool{})) {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
+func layout(b []byte, t reflect.Type, seen map[reflect.Type]bool) []byte {
+	b = append(b, t.Kind().String()...)
+	switch t.Kind() {
+	case reflect.Struct:
+		if seen[t] {
+			return append(b, "<"+t.String()+">"...)
+		}
+		seen[t] = true
+		b = append(b, '{')
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.IsExported() {
+				b = append(b, f.Name...)
+				b = append(b, ' ')
+				b = layout(b, f.Type, seen)
+				b = append(b, ';')
+			}
+		}
+		b = append(b, '}')
+	case reflect.Slice, reflect.Pointer:
+		b = layout(append(b, ' '), t.Elem(), seen)
+	}
+	return b
 }
 
 func encodeValue(b []byte, v reflect.Value) ([]byte, error) {
@@ -83,7 +126,10 @@ func Decode(data []byte, v any) error {
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return errors.New("initcfg: Decode takes a pointer to a struct")
 	}
-	d := decoder{data: data}
+	if len(data) < 8 || binary.LittleEndian.Uint64(data) != Fingerprint(rv.Elem().Type()) {
+		return ErrLayout
+	}
+	d := decoder{data: data[8:]}
 	if err := d.value(rv.Elem()); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package initcfg_test
 
 import (
+	"encoding/binary"
+	"errors"
 	"math/rand"
 	"reflect"
 	"strconv"
@@ -99,17 +101,71 @@ func TestWireRefusesUnknownKinds(t *testing.T) {
 	}
 }
 
-// Garbage never panics the decoder, nor makes it allocate beyond its input.
+// Garbage never panics the decoder, nor makes it allocate beyond its input
+// (after the right fingerprint, so that the decoder reads it).
 func TestWireGarbage(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
+	head := binary.LittleEndian.AppendUint64(nil, initcfg.Fingerprint(reflect.TypeOf(initcfg.Config{})))
 	for i := 0; i < 20000; i++ {
 		b := make([]byte, r.Intn(64))
 		r.Read(b)
 		var cfg initcfg.Config
-		_ = initcfg.Decode(b, &cfg)
+		_ = initcfg.Decode(append(head[:8:8], b...), &cfg)
 	}
 	// A length larger than what follows is refused before anything is made.
-	if err := initcfg.Decode([]byte{0xff, 0xff, 0xff, 0xff, 0x0f}, &initcfg.Config{}); err == nil {
-		t.Fatal("a 4 GiB string decoded from 5 bytes")
+	if err := initcfg.Decode(append(head[:8:8], 0xff, 0xff, 0xff, 0xff, 0x0f), &initcfg.Config{}); err == nil || errors.Is(err, initcfg.ErrLayout) {
+		t.Fatalf("a 4 GiB string from 5 bytes: %v", err)
+	}
+}
+
+// Data written for another layout of the type (fields reordered, renamed,
+// of another type, one more, a nested one changed) is refused as such,
+// even where the bytes would decode: an init stage of another build never
+// takes the launcher's fields for its own.
+func TestWireRefusesAnotherLayout(t *testing.T) {
+	type inner struct{ A, B string }
+	type want struct {
+		X, Y string
+		In   []inner
+	}
+	src := map[string]any{
+		"reordered": &struct {
+			Y, X string
+			In   []inner
+		}{},
+		"renamed": &struct {
+			X, Z string
+			In   []inner
+		}{},
+		"another type": &struct {
+			X  string
+			Y  []byte
+			In []inner
+		}{},
+		"one field more": &struct {
+			X, Y, Z string
+			In      []inner
+		}{},
+		"nested changed": &struct {
+			X, Y string
+			In   []struct{ B, A string }
+		}{},
+	}
+	for name, v := range src {
+		b, err := initcfg.Encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := initcfg.Decode(b, &want{}); !errors.Is(err, initcfg.ErrLayout) {
+			t.Errorf("%s: Decode = %v, want ErrLayout", name, err)
+		}
+	}
+	b, err := initcfg.Encode(&want{X: "x", In: []inner{{A: "a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got want
+	if err := initcfg.Decode(b, &got); err != nil || got.X != "x" || got.In[0].A != "a" {
+		t.Errorf("the same layout: %v, %+v", err, got)
 	}
 }
