@@ -69,8 +69,8 @@ func Open() (fd int, why string) {
 	// Executable by this user, as bwrap's exec will ask: a mode with an
 	// execute bit for someone else only would fail the launch instead of
 	// leaving grok-sandbox-init out.
-	if err := unix.Faccessat2(pathFD, "", unix.X_OK, unix.AT_EMPTY_PATH|unix.AT_EACCESS); err != nil {
-		return fail("is not executable by this user: " + err.Error())
+	if !executable(pathFD, &st) {
+		return fail("is not executable by this user")
 	}
 	fd, err = unix.Open("/proc/self/fd/"+strconv.Itoa(pathFD), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
@@ -110,4 +110,38 @@ func (p preader) ReadAt(b []byte, off int64) (int, error) {
 		n += k
 	}
 	return n, nil
+}
+
+// executable says whether this user may execute the file pathFD is, as
+// the kernel will decide (faccessat2, Linux 5.8); where that call is
+// missing or refused (an older kernel, a container's seccomp profile), by
+// its mode bits for this user's effective ids, which ignore ACLs: a wrong
+// yes then fails the launch at bwrap's exec, a wrong no leaves the file
+// out.
+func executable(pathFD int, st *unix.Stat_t) bool {
+	err := unix.Faccessat2(pathFD, "", unix.X_OK, unix.AT_EMPTY_PATH|unix.AT_EACCESS)
+	if err != unix.ENOSYS && err != unix.EPERM {
+		return err == nil
+	}
+	groups, _ := unix.Getgroups()
+	return modeAllows(st.Mode, st.Uid, st.Gid, unix.Geteuid(), unix.Getegid(), groups)
+}
+
+// modeAllows says whether mode (of a file of owner uid and group gid)
+// lets a process of effective ids euid and egid, in groups, execute it.
+func modeAllows(mode, uid, gid uint32, euid, egid int, groups []int) bool {
+	switch {
+	case euid == 0:
+		return mode&0o111 != 0
+	case uint32(euid) == uid:
+		return mode&0o100 != 0
+	}
+	member := uint32(egid) == gid
+	for _, g := range groups {
+		member = member || uint32(g) == gid
+	}
+	if member {
+		return mode&0o010 != 0
+	}
+	return mode&0o001 != 0
 }

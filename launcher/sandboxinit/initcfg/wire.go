@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
+	"sync"
 )
 
 // The config travels to the init stage (and the starter's spec to the
@@ -38,23 +40,36 @@ var ErrLayout = errors.New("initcfg: the config was written for another layout o
 
 // Fingerprint is a hash (FNV-1a, 64 bits) of t's layout as Encode writes
 // it: each exported field's name and type, in order, through slices,
-// pointers and nested structs.
+// pointers and nested structs, a named type by its package and name too
+// (an enumeration's type renamed shows; its constants renumbered do not).
+// Computed once per type.
 func Fingerprint(t reflect.Type) uint64 {
+	if h, ok := fingerprints.Load(t); ok {
+		return h.(uint64)
+	}
 	h := uint64(14695981039346656037)
-	for _, c := range []byte(layout(nil, t, map[reflect.Type]bool{})) {
+	for _, c := range layout(nil, t, map[reflect.Type]int{}) {
 		h = (h ^ uint64(c)) * 1099511628211
 	}
+	fingerprints.Store(t, h)
 	return h
 }
 
-func layout(b []byte, t reflect.Type, seen map[reflect.Type]bool) []byte {
+var fingerprints sync.Map // reflect.Type → uint64
+
+// layout writes t; a struct met again is written as the number of its
+// first meeting (a name could be two types').
+func layout(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 	b = append(b, t.Kind().String()...)
+	if t.Name() != "" {
+		b = append(b, " "+t.PkgPath()+"."+t.Name()...)
+	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if seen[t] {
-			return append(b, "<"+t.String()+">"...)
+		if n, ok := seen[t]; ok {
+			return append(b, "#"+strconv.Itoa(n)...)
 		}
-		seen[t] = true
+		seen[t] = len(seen)
 		b = append(b, '{')
 		for i := 0; i < t.NumField(); i++ {
 			if f := t.Field(i); f.IsExported() {
@@ -153,16 +168,30 @@ func (d *decoder) uvarint() (uint64, error) {
 }
 
 // length is a count of elements or bytes, which cannot exceed what is
-// left to read (each element takes a byte at least).
-func (d *decoder) length() (int, error) {
+// left to read at each element's least size (bytes and strings: 1).
+func (d *decoder) length(least int) (int, error) {
 	n, err := d.uvarint()
 	if err != nil {
 		return 0, err
 	}
-	if n > uint64(len(d.data)) {
+	if n > uint64(len(d.data)/max(least, 1)) {
 		return 0, errShort
 	}
 	return int(n), nil
+}
+
+// leastSize is the fewest bytes Encode writes for a value of type t.
+func leastSize(t reflect.Type) int {
+	if t.Kind() != reflect.Struct {
+		return 1 // a length, a varint, a bool or a pointer's tag
+	}
+	n := 0
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).IsExported() {
+			n += leastSize(t.Field(i).Type)
+		}
+	}
+	return n
 }
 
 func (d *decoder) value(v reflect.Value) error {
@@ -178,7 +207,7 @@ func (d *decoder) value(v reflect.Value) error {
 			}
 		}
 	case reflect.String:
-		n, err := d.length()
+		n, err := d.length(1)
 		if err != nil {
 			return err
 		}
@@ -210,7 +239,7 @@ func (d *decoder) value(v reflect.Value) error {
 		}
 		v.SetUint(x)
 	case reflect.Slice:
-		n, err := d.length()
+		n, err := d.length(leastSize(v.Type().Elem()))
 		if err != nil {
 			return err
 		}
@@ -220,7 +249,7 @@ func (d *decoder) value(v reflect.Value) error {
 		}
 		s := reflect.MakeSlice(v.Type(), n, n)
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			reflect.Copy(s, reflect.ValueOf(d.data[:n]))
+			copy(s.Bytes(), d.data[:n]) // a named byte type's too
 			d.data = d.data[n:]
 			v.Set(s)
 			return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand"
 	"reflect"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -167,5 +168,59 @@ func TestWireRefusesAnotherLayout(t *testing.T) {
 	var got want
 	if err := initcfg.Decode(b, &got); err != nil || got.X != "x" || got.In[0].A != "a" {
 		t.Errorf("the same layout: %v, %+v", err, got)
+	}
+}
+
+// Two types that print alike (local types of one name) are two in the
+// fingerprint: each struct met again is written by the order it was first
+// met, not by its name.
+func TestFingerprintTellsLikeNamedTypesApart(t *testing.T) {
+	type T struct{ A bool }
+	t1 := reflect.TypeOf(T{})
+	{
+		type T struct{ A uint8 }
+		t2 := reflect.TypeOf(T{})
+		if t1.String() != t2.String() {
+			t.Skipf("the two types print differently here (%s, %s)", t1, t2)
+		}
+		a := reflect.StructOf([]reflect.StructField{{Name: "X", Type: t1}, {Name: "Y", Type: t2}, {Name: "Z", Type: t2}})
+		b := reflect.StructOf([]reflect.StructField{{Name: "X", Type: t1}, {Name: "Y", Type: t2}, {Name: "Z", Type: t1}})
+		if initcfg.Fingerprint(a) == initcfg.Fingerprint(b) {
+			t.Error("{X T1; Y T2; Z T2} and {X T1; Y T2; Z T1} have one fingerprint")
+		}
+	}
+}
+
+// A slice of a named byte type decodes as []byte does.
+func TestWireNamedBytes(t *testing.T) {
+	type B uint8
+	type S struct{ F []B }
+	b, err := initcfg.Encode(&S{F: []B{1, 2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got S
+	if err := initcfg.Decode(b, &got); err != nil || !reflect.DeepEqual(got.F, []B{1, 2, 3}) {
+		t.Errorf("Decode = %v, %v", err, got.F)
+	}
+}
+
+// A count of elements is bounded by what is left at each element's least
+// size: a huge count of wide structs is refused before the slice is made.
+func TestWireCountBoundedByElementSize(t *testing.T) {
+	type wide struct{ A, B, C, D, E, F, G, H string }
+	type S struct{ W []wide }
+	head := binary.LittleEndian.AppendUint64(nil, initcfg.Fingerprint(reflect.TypeOf(S{})))
+	data := binary.AppendUvarint(head, 1<<20)
+	data = append(data, make([]byte, 1<<20)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := initcfg.Decode(data, &S{})
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a million 8-field elements decoded from a megabyte of zeros")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+		t.Errorf("decoding a %d-byte config allocated %d bytes", len(data), grew)
 	}
 }
