@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,6 +57,21 @@ var moduleRoot, _ = os.Getwd()
 type removeSeedAfter struct{ m *testing.M }
 
 func (r removeSeedAfter) Run() int {
+	// A test run started ignoring SIGHUP or SIGINT (under nohup, or as a
+	// background job of a script) would pass that on to every command the
+	// scripts run, and a command run by grok-sandbox ignores what its
+	// caller ignored: the scripts would see those ignored where they expect
+	// the default. This process keeps ignoring them (it drops them) while
+	// the commands it starts begin with the default; a script that wants
+	// them ignored says so (testdata/enforce/signals_ignored_by_the_caller).
+	if ignored := initcfg.Signals(initcfg.IgnoredBy(signal.Ignored)); len(ignored) > 0 {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, ignored...)
+		go func() {
+			for range c {
+			}
+		}()
+	}
 	code := r.m.Run()
 	if goSeed.base != "" {
 		os.RemoveAll(goSeed.base)

@@ -184,8 +184,9 @@ func FuseStatus() (ok bool, why string) {
 // with --die-with-parent the whole sandbox with it, before the command could
 // handle the signal. They are ignored rather than blocked so that the
 // signal mask stays empty: the init stage catches both (it is pid 1 of the
-// sandbox) and starts the command with default dispositions and an empty
-// mask, so the command receives Ctrl-C as usual.
+// sandbox) and starts the command with default dispositions (but for what
+// the caller ignored: initcfg.Config.Ignored, taken before this) and an
+// empty mask, so the command receives Ctrl-C as usual.
 func shieldFromTerminalSignals() error {
 	signal.Ignore(unix.SIGINT, unix.SIGQUIT)
 	return nil

@@ -3,6 +3,7 @@ package launcher
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -48,7 +49,9 @@ func runLandlock(plan *Plan, path string) error {
 		return seccomp.Install(prog)
 	}
 	runtime.LockOSThread()
-	cfg := &initcfg.Config{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p)}
+	// The supervisor catches every signal: the ones the caller ignored
+	// it ignores again for the command's start (see Supervise).
+	cfg := &initcfg.Config{Profile: p.Profile, Path: path, Args: plan.Argv, Network: commandNetwork(p), Ignored: initcfg.IgnoredBy(signal.Ignored)}
 	if cfg.Network != seccomp.NetworkNotify {
 		if err := restrict(); err != nil {
 			return resolve.Refuse("%v", err)

@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -245,11 +246,17 @@ func (plan *Plan) Render(command []string, path string) error {
 		chdir := plan.StartDir()
 		uid, gid := os.Getuid(), os.Getgid()
 		opts := bwrapOptions(p, chdir, uid)
-		if path == "" {
+		running := path != ""
+		if !running {
 			path = command[0]
 		}
 		l := argv.Render(p, opts)
 		cfg := initFor(p, opts, l.Moves, path, command, plan.Environ.Env, uid, gid)
+		if running {
+			// What this run's caller ignored, not the profile's: print
+			// shows none.
+			cfg.Ignored = initcfg.IgnoredBy(signal.Ignored)
+		}
 		init, err := encodeInit(cfg)
 		if err != nil {
 			return err

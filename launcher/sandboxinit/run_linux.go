@@ -149,6 +149,9 @@ func Run(args []string) int {
 	if (cfg.User != nil) != asUser {
 		return fail("bad config: the command's user does not match the command line (%s)", initcfg.AsUserArg)
 	}
+	if err := initcfg.CheckIgnored(cfg.Ignored); err != nil {
+		return fail("%v", err)
+	}
 
 	runtime.LockOSThread()
 	// Signals are caught while the layers go on (see initproc.Catch).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
@@ -229,7 +230,8 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 	// ones that ask the command to stop on. Ctrl-C and Ctrl-\ come from
 	// the terminal to the whole foreground group, the command included, so
 	// they are caught (not ignored: an ignored signal would stay ignored
-	// in the command) and dropped here.
+	// in the command, unless its caller ignored it: see cfg.Ignored) and
+	// dropped here.
 	//
 	// Every other signal that would stop or crash this process is caught
 	// too: any process in the sandbox can signal pid 1, and the Go runtime
@@ -278,7 +280,7 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 		// locked, so the filtered thread ends with it.
 		runtime.LockOSThread()
 		if pid, ok := starter.Held(); ok && cfg.User != nil {
-			spec := starter.Spec{Path: cfg.Path, Args: cfg.Args, Env: env, Dir: cfg.Dir, UID: cfg.User.UID, GID: cfg.User.GID, Filters: filters}
+			spec := starter.Spec{Path: cfg.Path, Args: cfg.Args, Env: env, Dir: cfg.Dir, UID: cfg.User.UID, GID: cfg.User.GID, Filters: filters, Ignored: cfg.Ignored}
 			switch {
 			case notify != nil:
 				spec.Filter, spec.Listener, spec.Filters = seccomp.Encode(notify), true, filters+1
@@ -322,7 +324,19 @@ func Supervise(cfg *initcfg.Config, backend string, events int, restrict func() 
 			ch <- started{err: fmt.Errorf("%v; refusing to start the command", err), refused: true}
 			return
 		}
+		// A signal the caller ignored starts ignored in the command: an
+		// ignored disposition outlives the fork and the exec, where a
+		// caught one becomes the default. This process catches it again
+		// once the command runs (a signal sent meanwhile is dropped, as
+		// a caught SIGINT is anyway, and the command ignores it).
+		ignored := initcfg.Signals(cfg.Ignored)
+		if len(ignored) > 0 {
+			signal.Ignore(ignored...)
+		}
 		proc, err := startCommand(cfg.Path, cfg.Args, env)
+		if len(ignored) > 0 {
+			signal.Notify(sigs, ignored...)
+		}
 		ch <- started{proc: proc, listener: listener, err: err}
 	}()
 	st := <-ch

@@ -86,6 +86,11 @@ type Config struct {
 	// by path after mounting: a mask over the directory (or above it) then
 	// applies to the command's working directory too.
 	Dir string `json:"dir"`
+	// Ignored are the signals the launcher's caller ignored (nohup's
+	// SIGHUP, the SIGINT of a script's background job; see IgnoredBy),
+	// which the command starts ignoring too. Every other signal starts at
+	// its default.
+	Ignored []int `json:"ignored_signals,omitempty"`
 	// Network is the rule of the command's own filter, on top of the base
 	// filter bwrap installed.
 	Network seccomp.Network `json:"network"`

@@ -43,6 +43,9 @@ type Spec struct {
 	KillableRecv bool `json:"killable_recv"`
 	// Filters is how many filters the starter's thread must carry.
 	Filters int `json:"filters"`
+	// Ignored are the signals the command starts ignoring
+	// (initcfg.Config.Ignored); every other one starts at its default.
+	Ignored []int `json:"ignored_signals,omitempty"`
 }
 
 // Fork starts the starter in a user namespace of its own, writes
@@ -328,6 +331,9 @@ func Run() int {
 	if err := initcfg.Decode(data, &spec); err != nil || spec.Path == "" || len(spec.Args) == 0 {
 		return fail("bad command from the init stage")
 	}
+	if err := initcfg.CheckIgnored(spec.Ignored); err != nil {
+		return fail("%v", err)
+	}
 	if ids := [4]int{os.Getuid(), os.Geteuid(), os.Getgid(), os.Getegid()}; ids != [4]int{spec.UID, spec.UID, spec.GID, spec.GID} {
 		return fail("the command would run as uid %d/%d, gid %d/%d, not as you (%d, %d); refusing to start it", ids[0], ids[1], ids[2], ids[3], spec.UID, spec.GID)
 	}
@@ -375,6 +381,11 @@ func Run() int {
 	}
 	if err := reserveThreads(); err != nil {
 		return fail("%v", err)
+	}
+	// Last, what the caller ignored (an ignored disposition outlives the
+	// exec; the caught SIGHUP and SIGINT above become the default).
+	if len(spec.Ignored) > 0 {
+		signal.Ignore(initcfg.Signals(spec.Ignored)...)
 	}
 	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 	return initproc.NotFound(spec.Args[0], &os.PathError{Op: "exec", Path: spec.Path, Err: err})
