@@ -64,6 +64,8 @@ func (r removeSeedAfter) Run() int {
 	// the default. This process keeps ignoring them (it drops them) while
 	// the commands it starts begin with the default; a script that wants
 	// them ignored says so (testdata/enforce/signals_ignored_by_the_caller).
+	// So under `nohup go test` a hangup still leaves this process running,
+	// but no longer the scripts' commands.
 	if ignored := initcfg.Signals(initcfg.IgnoredBy(signal.Ignored)); len(ignored) > 0 {
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, ignored...)
