@@ -2,8 +2,8 @@
 // Config the launcher writes to FDInit and pid 1 (launcher/sandboxinit)
 // reads, the descriptor numbers a launch hands to bwrap and through it to
 // pid 1, the hidden argument that runs the init stage (Command), and
-// grok-sandbox's own exit statuses. It holds data only, and builds on
-// every platform (print and explain show the config everywhere).
+// grok-sandbox's own exit statuses. It holds data only (and the checks of
+// it both sides make), and builds on every platform (print and explain show the config everywhere).
 package initcfg
 
 import (
