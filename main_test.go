@@ -75,7 +75,7 @@ func (r removeSeedAfter) Run() int {
 		}()
 	}
 	code := r.m.Run()
-	if goSeed.base != "" && !goSeed.kept {
+	if goSeed.base != "" {
 		os.RemoveAll(goSeed.base)
 	}
 	return code
@@ -545,19 +545,11 @@ func handOver(work string) error {
 // them took a script about a minute on a 2-core machine, in each pass and
 // each cgo run; what such a script checks is the test binary's run in the
 // sandbox, and its own package is still compiled there.
-//
-// Where GROK_SANDBOX_TEST_GOSEED names a directory (.ci/run's, for its
-// three test runs), the seed is made there once, under a lock, and kept:
-// the next test process, and the next run, use it as it is.
 var goSeed struct {
 	once      sync.Once
 	base, dir string
 	err       error
-	kept      bool // in GROK_SANDBOX_TEST_GOSEED's directory: not removed
 }
-
-// goSeedEnv names a directory where the seed is kept across test processes.
-const goSeedEnv = "GROK_SANDBOX_TEST_GOSEED"
 
 const goSeedTest = `package seed
 
@@ -577,20 +569,8 @@ func goseed(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: goseed GO DIR")
 	}
 	goSeed.once.Do(func() {
-		base, err := "", error(nil)
-		if base = os.Getenv(goSeedEnv); base != "" {
-			goSeed.kept = true
-			unlock, err := lockSeed(base)
-			if err != nil {
-				goSeed.err = err
-				return
-			}
-			defer unlock()
-			if _, err := os.Stat(filepath.Join(base, "made")); err == nil {
-				goSeed.base, goSeed.dir = base, filepath.Join(base, "cache")
-				return
-			}
-		} else if base, err = outsideTemp(); err != nil {
+		base, err := outsideTemp()
+		if err != nil {
 			goSeed.err = err
 			return
 		}
@@ -614,12 +594,6 @@ func goseed(ts *testscript.TestScript, neg bool, args []string) {
 			goSeed.err = fmt.Errorf("%v: %s", err, out)
 			return
 		}
-		if goSeed.kept {
-			if err := os.WriteFile(filepath.Join(base, "made"), nil, 0o644); err != nil {
-				goSeed.err = err
-				return
-			}
-		}
 		goSeed.dir = cache
 	})
 	if goSeed.err != nil {
@@ -635,23 +609,6 @@ func goseed(ts *testscript.TestScript, neg bool, args []string) {
 			return os.Lchown(path, 65534, 65534)
 		}))
 	}
-}
-
-// lockSeed takes an exclusive lock on dir/lock (made with dir if missing),
-// for the making of a seed another test process may be making too.
-func lockSeed(dir string) (unlock func(), err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
 }
 
 // outsideTemp makes a directory for a script's home and workspace that is
