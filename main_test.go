@@ -589,7 +589,11 @@ func goseed(ts *testscript.TestScript, neg bool, args []string) {
 		cmd := exec.Command(args[0], "test", "-c", "-vet=off", "-o", filepath.Join(base, "seed.test"), ".")
 		cmd.Dir = mod
 		cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + base, "GOCACHE=" + cache, "GOPATH=" + filepath.Join(base, "gopath"),
-			"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local"}
+			"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local",
+			// It runs outside any sandbox, in a directory a devbox
+			// sandbox can write (/var/lib): no go/env file there (a
+			// planted CC= or GOCACHEPROG= would run as this user).
+			"GOENV=off"}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			goSeed.err = fmt.Errorf("%v: %s", err, out)
 			return
